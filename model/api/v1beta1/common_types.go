@@ -1,0 +1,127 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func metav1AddToGroupVersion(s *runtime.Scheme) { metav1.AddToGroupVersion(s, GroupVersion) }
+
+// ObjectMeta is the subset of metadata that topology fields can set on generated objects.
+type ObjectMeta struct {
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// APIEndpoint is a host and port where an API server listens.
+type APIEndpoint struct {
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+}
+
+// IsZero reports whether neither host nor port is set.
+func (e APIEndpoint) IsZero() bool { return e.Host == "" && e.Port == 0 }
+
+// IsValid reports whether both host and port are set.
+func (e APIEndpoint) IsValid() bool { return e.Host != "" && e.Port != 0 }
+
+// ConditionType names a condition.
+type ConditionType string
+
+// ConditionSeverity expresses how bad a False condition is.
+type ConditionSeverity string
+
+// Condition severities as Cluster API defines them.
+const (
+	ConditionSeverityError   ConditionSeverity = "Error"
+	ConditionSeverityWarning ConditionSeverity = "Warning"
+	ConditionSeverityInfo    ConditionSeverity = "Info"
+	ConditionSeverityNone    ConditionSeverity = ""
+)
+
+// Condition is a Cluster API v1beta1 condition (it carries a severity, unlike metav1.Condition).
+type Condition struct {
+	Type   ConditionType          `json:"type"`
+	Status corev1.ConditionStatus `json:"status"`
+	// +optional
+	Severity ConditionSeverity `json:"severity,omitempty"`
+	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Conditions is a list of conditions.
+type Conditions []Condition
+
+// Get returns the condition of the given type, or nil.
+func (c Conditions) Get(t ConditionType) *Condition {
+	for i := range c {
+		if c[i].Type == t {
+			return &c[i]
+		}
+	}
+	return nil
+}
+
+// MachineReadinessGate adds a condition that a Machine must have to be Ready.
+type MachineReadinessGate struct {
+	ConditionType string `json:"conditionType"`
+	// +optional
+	Polarity string `json:"polarity,omitempty"`
+}
+
+// ClusterAvailabilityGate adds a condition that a Cluster must have to be Available.
+type ClusterAvailabilityGate struct {
+	ConditionType string `json:"conditionType"`
+	// +optional
+	Polarity string `json:"polarity,omitempty"`
+}
+
+// UnhealthyCondition marks a Node unhealthy when it has a condition with this status for longer than timeout.
+type UnhealthyCondition struct {
+	Type    corev1.NodeConditionType `json:"type"`
+	Status  corev1.ConditionStatus   `json:"status"`
+	Timeout metav1.Duration          `json:"timeout"`
+}
+
+// MachineDeploymentStrategyType is how a MachineDeployment replaces Machines.
+type MachineDeploymentStrategyType string
+
+// MachineDeploymentStrategy describes how old Machines are replaced by new ones.
+type MachineDeploymentStrategy struct {
+	// +kubebuilder:validation:Enum=RollingUpdate;OnDelete
+	// +optional
+	Type MachineDeploymentStrategyType `json:"type,omitempty"`
+	// +optional
+	RollingUpdate *MachineRollingUpdateDeployment `json:"rollingUpdate,omitempty"`
+	// +optional
+	Remediation *RemediationStrategy `json:"remediation,omitempty"`
+}
+
+// MachineRollingUpdateDeployment tunes a rolling update.
+type MachineRollingUpdateDeployment struct {
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+	// +kubebuilder:validation:Enum=Random;Newest;Oldest
+	// +optional
+	DeletePolicy *string `json:"deletePolicy,omitempty"`
+}
+
+// RemediationStrategy limits concurrent remediation.
+type RemediationStrategy struct {
+	// +optional
+	MaxInFlight *intstr.IntOrString `json:"maxInFlight,omitempty"`
+}
+
+// LocalObjectTemplate points at a template object in the ClusterClass namespace.
+type LocalObjectTemplate struct {
+	Ref *corev1.ObjectReference `json:"ref"`
+}
