@@ -1,8 +1,8 @@
 package v1beta1
 
 import (
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -181,7 +181,7 @@ type ClusterClassVariable struct {
 	// Metadata is deprecated in Cluster API (use schema x-metadata) but still decoded.
 	// +optional
 	Metadata ClusterClassVariableMetadata `json:"metadata,omitempty"`
-	Schema   VariableSchema              `json:"schema"`
+	Schema   VariableSchema               `json:"schema"`
 }
 
 // ClusterClassVariableMetadata is metadata attached to a variable definition.
@@ -426,7 +426,7 @@ type ClusterClassStatusVariableDefinition struct {
 	Required bool   `json:"required"`
 	// +optional
 	Metadata ClusterClassVariableMetadata `json:"metadata,omitempty"`
-	Schema   VariableSchema              `json:"schema"`
+	Schema   VariableSchema               `json:"schema"`
 }
 
 // ClusterClass is a blueprint for managed Clusters.

@@ -48,8 +48,8 @@ type Condition struct {
 	Type   ConditionType          `json:"type"`
 	Status corev1.ConditionStatus `json:"status"`
 	// +optional
-	Severity ConditionSeverity `json:"severity,omitempty"`
-	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+	Severity           ConditionSeverity `json:"severity,omitempty"`
+	LastTransitionTime metav1.Time       `json:"lastTransitionTime"`
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// +optional

@@ -16,8 +16,8 @@ type MachineTemplateSpec struct {
 
 // MachineSpec is the desired state of a Machine.
 type MachineSpec struct {
-	ClusterName string                 `json:"clusterName"`
-	Bootstrap   Bootstrap              `json:"bootstrap"`
+	ClusterName       string                 `json:"clusterName"`
+	Bootstrap         Bootstrap              `json:"bootstrap"`
 	InfrastructureRef corev1.ObjectReference `json:"infrastructureRef"`
 	// +optional
 	Version *string `json:"version,omitempty"`
@@ -57,9 +57,9 @@ type MachineDeploymentSpec struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// +optional
-	RolloutAfter *metav1.Time          `json:"rolloutAfter,omitempty"`
-	Selector     metav1.LabelSelector  `json:"selector"`
-	Template     MachineTemplateSpec   `json:"template"`
+	RolloutAfter *metav1.Time         `json:"rolloutAfter,omitempty"`
+	Selector     metav1.LabelSelector `json:"selector"`
+	Template     MachineTemplateSpec  `json:"template"`
 	// +optional
 	Strategy *MachineDeploymentStrategy `json:"strategy,omitempty"`
 	// +optional

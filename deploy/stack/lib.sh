@@ -1,0 +1,68 @@
+# Shared settings and helpers for the local stack scripts. Sourced, not run.
+# Every port and directory can be moved with an environment variable, so a test stack
+# (TOPOFLOW_STACK=test) runs beside a dev stack without sharing anything.
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+STACK="${TOPOFLOW_STACK:-dev}"
+if [[ "$STACK" == "test" ]]; then
+  _off=10000
+else
+  _off=0
+fi
+STACK_DIR="${TOPOFLOW_STACK_DIR:-$root/.stack/$STACK}"
+ETCD_PORT="${TOPOFLOW_ETCD_PORT:-$((12379 + _off))}"
+ETCD_PEER_PORT="${TOPOFLOW_ETCD_PEER_PORT:-$((12380 + _off))}"
+APISERVER_PORT="${TOPOFLOW_APISERVER_PORT:-$((6443 + _off))}"
+TEMPORAL_PORT="${TOPOFLOW_TEMPORAL_PORT:-$((7233 + _off))}"
+TEMPORAL_UI_PORT="${TOPOFLOW_TEMPORAL_UI_PORT:-$((8233 + _off))}"
+KUBECONFIG_FILE="$STACK_DIR/kubeconfig"
+TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
+BIN="$root/bin"
+
+# Search attributes topoflow keeps current on every Cluster workflow (all Keyword).
+SEARCH_ATTRIBUTES=(TopoflowClusterNamespace TopoflowClusterName TopoflowClass TopoflowTargetVersion TopoflowPhase)
+
+log() { printf '[stack:%s] %s\n' "$STACK" "$*" >&2; }
+
+as_root() {
+  if [[ "$(id -u)" == 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+# running NAME: true when the process in NAME.pid is alive.
+running() {
+  local pidfile="$STACK_DIR/$1.pid"
+  [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+# start NAME CMD...: runs CMD in its own session, logging to NAME.log, pid in NAME.pid.
+start() {
+  local name="$1"; shift
+  setsid nohup "$@" >"$STACK_DIR/$name.log" 2>&1 < /dev/null &
+  echo $! >"$STACK_DIR/$name.pid"
+}
+
+# wait_for WHAT SECONDS CMD...: retries CMD until it succeeds or SECONDS pass.
+wait_for() {
+  local what="$1" secs="$2"; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      log "timed out after ${secs}s waiting for $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+stop_one() {
+  local name="$1" pidfile="$STACK_DIR/$1.pid"
+  [[ -f "$pidfile" ]] || return 0
+  local pid; pid="$(cat "$pidfile")"
+  if kill -0 "$pid" 2>/dev/null; then
+    log "stopping $name (pid $pid)"
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}

@@ -1,0 +1,241 @@
+// Package contract reads and writes the fields that Cluster API's provider contracts define on
+// provider objects, which topoflow keeps unstructured (their schemas belong to the providers).
+package contract
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Path is a field path in an unstructured object.
+type Path []string
+
+func (p Path) String() string {
+	s := ""
+	for _, e := range p {
+		s += "." + e
+	}
+	return s
+}
+
+// Contract paths of a control plane object.
+var (
+	ControlPlaneVersion           = Path{"spec", "version"}
+	ControlPlaneReplicas          = Path{"spec", "replicas"}
+	ControlPlaneMachineTemplate   = Path{"spec", "machineTemplate"}
+	ControlPlaneInfrastructureRef = Path{"spec", "machineTemplate", "infrastructureRef"}
+	ControlPlaneMachineMetadata   = Path{"spec", "machineTemplate", "metadata"}
+	ControlPlaneStatusVersion     = Path{"status", "version"}
+	ControlPlaneStatusReplicas    = Path{"status", "replicas"}
+	ControlPlaneStatusUpdated     = Path{"status", "updatedReplicas"}
+	ControlPlaneStatusReady       = Path{"status", "readyReplicas"}
+	ControlPlaneStatusUnavailable = Path{"status", "unavailableReplicas"}
+	ControlPlaneStatusInitialized = Path{"status", "initialized"}
+	ControlPlaneStatusReadyFlag   = Path{"status", "ready"}
+	ControlPlaneStatusObservedGen = Path{"status", "observedGeneration"}
+	InfraClusterStatusReady       = Path{"status", "ready"}
+	InfraClusterEndpoint          = Path{"spec", "controlPlaneEndpoint"}
+	ProviderFailureReason         = Path{"status", "failureReason"}
+	ProviderFailureMessage        = Path{"status", "failureMessage"}
+	TemplateSpec                  = Path{"spec", "template", "spec"}
+	TemplateMetadata              = Path{"spec", "template", "metadata"}
+)
+
+// String returns the string at p; ok is false when absent. A value of another type is an error.
+func String(u *unstructured.Unstructured, p Path) (string, bool, error) {
+	v, ok, err := unstructured.NestedFieldNoCopy(u.Object, p...)
+	if err != nil || !ok || v == nil {
+		return "", false, wrap(u, p, err)
+	}
+	s, isString := v.(string)
+	if !isString {
+		return "", false, fmt.Errorf("%s %s: field %s is %T, want string", u.GetKind(), u.GetName(), p, v)
+	}
+	return s, true, nil
+}
+
+// Bool returns the bool at p; absent is false.
+func Bool(u *unstructured.Unstructured, p Path) (bool, error) {
+	v, ok, err := unstructured.NestedFieldNoCopy(u.Object, p...)
+	if err != nil || !ok || v == nil {
+		return false, wrap(u, p, err)
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, fmt.Errorf("%s %s: field %s is %T, want bool", u.GetKind(), u.GetName(), p, v)
+	}
+	return b, nil
+}
+
+// Int64 returns the integer at p; ok is false when absent. JSON numbers may arrive as int64 or float64.
+func Int64(u *unstructured.Unstructured, p Path) (int64, bool, error) {
+	v, ok, err := unstructured.NestedFieldNoCopy(u.Object, p...)
+	if err != nil || !ok || v == nil {
+		return 0, false, wrap(u, p, err)
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true, nil
+	case int32:
+		return int64(n), true, nil
+	case int:
+		return int64(n), true, nil
+	case float64:
+		if n != float64(int64(n)) {
+			return 0, false, fmt.Errorf("%s %s: field %s is %v, want an integer", u.GetKind(), u.GetName(), p, n)
+		}
+		return int64(n), true, nil
+	default:
+		return 0, false, fmt.Errorf("%s %s: field %s is %T, want integer", u.GetKind(), u.GetName(), p, v)
+	}
+}
+
+// ObjectRef returns the object reference at p, or nil when absent.
+func ObjectRef(u *unstructured.Unstructured, p Path) (*corev1.ObjectReference, error) {
+	m, ok, err := unstructured.NestedMap(u.Object, p...)
+	if err != nil || !ok {
+		return nil, wrap(u, p, err)
+	}
+	ref := &corev1.ObjectReference{}
+	ref.APIVersion, _ = m["apiVersion"].(string)
+	ref.Kind, _ = m["kind"].(string)
+	ref.Name, _ = m["name"].(string)
+	ref.Namespace, _ = m["namespace"].(string)
+	if ref.Kind == "" || ref.Name == "" {
+		return nil, fmt.Errorf("%s %s: field %s must have kind and name", u.GetKind(), u.GetName(), p)
+	}
+	return ref, nil
+}
+
+// Set sets the value at p, creating parents.
+func Set(u *unstructured.Unstructured, p Path, value any) error {
+	return wrap(u, p, unstructured.SetNestedField(u.Object, value, p...))
+}
+
+// SetRef sets an object reference at p in the shape Cluster API writes (apiVersion, kind, name, namespace).
+func SetRef(u *unstructured.Unstructured, p Path, ref *corev1.ObjectReference) error {
+	m := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}
+	if ref.Namespace != "" {
+		m["namespace"] = ref.Namespace
+	}
+	return Set(u, p, m)
+}
+
+func wrap(u *unstructured.Unstructured, p Path, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: field %s: %w", u.GetKind(), u.GetName(), p, err)
+}
+
+// ControlPlaneState is what the control plane contract says about progress.
+type ControlPlaneState struct {
+	// Version is status.version: the lowest version any control plane machine runs.
+	Version string
+	// DesiredVersion is spec.version.
+	DesiredVersion string
+	Initialized    bool
+	Ready          bool
+	// Replicas, Updated, ReadyReplicas, Unavailable are nil when the provider does not report them.
+	Replicas, Updated, ReadyReplicas, Unavailable *int64
+	// DesiredReplicas is spec.replicas (nil when the provider has no replicas).
+	DesiredReplicas    *int64
+	Generation         int64
+	ObservedGeneration int64
+	FailureMessage     string
+}
+
+// ReadControlPlane reads the contract fields of a control plane object.
+func ReadControlPlane(u *unstructured.Unstructured) (ControlPlaneState, error) {
+	var s ControlPlaneState
+	var err error
+	if s.Version, _, err = String(u, ControlPlaneStatusVersion); err != nil {
+		return s, err
+	}
+	if s.DesiredVersion, _, err = String(u, ControlPlaneVersion); err != nil {
+		return s, err
+	}
+	if s.Initialized, err = Bool(u, ControlPlaneStatusInitialized); err != nil {
+		return s, err
+	}
+	if s.Ready, err = Bool(u, ControlPlaneStatusReadyFlag); err != nil {
+		return s, err
+	}
+	for _, f := range []struct {
+		p   Path
+		dst **int64
+	}{
+		{ControlPlaneStatusReplicas, &s.Replicas},
+		{ControlPlaneStatusUpdated, &s.Updated},
+		{ControlPlaneStatusReady, &s.ReadyReplicas},
+		{ControlPlaneStatusUnavailable, &s.Unavailable},
+		{ControlPlaneReplicas, &s.DesiredReplicas},
+	} {
+		n, ok, err := Int64(u, f.p)
+		if err != nil {
+			return s, err
+		}
+		if ok {
+			*f.dst = &n
+		}
+	}
+	s.Generation = u.GetGeneration()
+	if og, ok, err := Int64(u, ControlPlaneStatusObservedGen); err != nil {
+		return s, err
+	} else if ok {
+		s.ObservedGeneration = og
+	}
+	s.FailureMessage, _, _ = String(u, ProviderFailureMessage)
+	return s, nil
+}
+
+// IsScaling reports whether the control plane's replica counts have not caught up with spec.
+func (s ControlPlaneState) IsScaling() bool {
+	if s.DesiredReplicas == nil {
+		return false
+	}
+	eq := func(p *int64) bool { return p != nil && *p == *s.DesiredReplicas }
+	return !eq(s.Replicas) || !eq(s.Updated) || !eq(s.ReadyReplicas) || (s.Unavailable != nil && *s.Unavailable != 0)
+}
+
+// IsUpgrading reports whether the control plane has not yet reached its desired version.
+func (s ControlPlaneState) IsUpgrading() bool {
+	return s.DesiredVersion != "" && s.Version != s.DesiredVersion
+}
+
+// InfraClusterState is what the infrastructure cluster contract says about progress.
+type InfraClusterState struct {
+	Ready          bool
+	Endpoint       *EndpointValue
+	FailureMessage string
+}
+
+// EndpointValue is a host:port from spec.controlPlaneEndpoint.
+type EndpointValue struct {
+	Host string
+	Port int64
+}
+
+// ReadInfraCluster reads the contract fields of an infrastructure cluster object.
+func ReadInfraCluster(u *unstructured.Unstructured) (InfraClusterState, error) {
+	var s InfraClusterState
+	var err error
+	if s.Ready, err = Bool(u, InfraClusterStatusReady); err != nil {
+		return s, err
+	}
+	host, _, err := String(u, append(InfraClusterEndpoint, "host"))
+	if err != nil {
+		return s, err
+	}
+	port, _, err := Int64(u, append(InfraClusterEndpoint, "port"))
+	if err != nil {
+		return s, err
+	}
+	if host != "" && port != 0 {
+		s.Endpoint = &EndpointValue{Host: host, Port: port}
+	}
+	s.FailureMessage, _, _ = String(u, ProviderFailureMessage)
+	return s, nil
+}
