@@ -30,8 +30,8 @@ type Input struct {
 	Templates map[string]*unstructured.Unstructured
 	// Current holds the topology objects that exist now; their names are kept.
 	Current Current
-	// Random generates name suffixes for new objects.
-	Random names.Random
+	// Names seeds the random suffixes of new objects' names; see names.Source.
+	Names names.Source
 }
 
 // Current is the part of the current state the computation needs.
@@ -199,7 +199,7 @@ func (c *computer) infrastructureCluster() (*unstructured.Unstructured, error) {
 		if ns := c.class.Spec.InfrastructureNamingStrategy; ns != nil && ns.Template != nil {
 			strategy = *ns.Template
 		}
-		if name, err = names.FromTemplate(strategy, names.DefaultInfraClusterTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Random); err != nil {
+		if name, err = names.FromTemplate(strategy, names.DefaultInfraClusterTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
 			return nil, fmt.Errorf("spec.infrastructureNamingStrategy.template: %w", err)
 		}
 	}
@@ -236,7 +236,7 @@ func (c *computer) controlPlaneInfrastructureTemplate() (*unstructured.Unstructu
 		}
 	}
 	if name == "" {
-		name = names.WithRandomSuffix(c.cluster.Name+"-control-plane-", c.in.Random)
+		name = names.WithRandomSuffix(c.cluster.Name+"-control-plane-", c.in.Names.For("controlPlane/infrastructure"))
 	}
 	return c.cloneTemplate(tmpl, name, c.baseLabels()), nil
 }
@@ -259,7 +259,7 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 		if cpClass.NamingStrategy != nil && cpClass.NamingStrategy.Template != nil {
 			strategy = *cpClass.NamingStrategy.Template
 		}
-		if name, err = names.FromTemplate(strategy, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Random); err != nil {
+		if name, err = names.FromTemplate(strategy, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("controlPlane")); err != nil {
 			return nil, fmt.Errorf("ClusterClass %s/%s: spec.controlPlane.namingStrategy.template: %w", c.class.Namespace, c.class.Name, err)
 		}
 	}
@@ -333,10 +333,10 @@ func (c *computer) machineDeployment(topo *clusterv1.MachineDeploymentTopology, 
 	}
 	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
 	if bootstrapName == "" {
-		bootstrapName = names.WithRandomSuffix(prefix, c.in.Random)
+		bootstrapName = names.WithRandomSuffix(prefix, c.in.Names.For("machineDeployment/"+topo.Name+"/bootstrap"))
 	}
 	if infraName == "" {
-		infraName = names.WithRandomSuffix(prefix, c.in.Random)
+		infraName = names.WithRandomSuffix(prefix, c.in.Names.For("machineDeployment/"+topo.Name+"/infrastructure"))
 	}
 	if mdName == "" {
 		strategy := ""
@@ -344,7 +344,7 @@ func (c *computer) machineDeployment(topo *clusterv1.MachineDeploymentTopology, 
 			strategy = *mdClass.NamingStrategy.Template
 		}
 		mdName, err = names.FromTemplate(strategy, names.DefaultMachineDeploymentTemplate,
-			names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name}, c.in.Random)
+			names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name}, c.in.Names.For("machineDeployment/"+topo.Name))
 		if err != nil {
 			return nil, fmt.Errorf("ClusterClass %s/%s: %s.namingStrategy.template: %w", c.class.Namespace, c.class.Name, classField, err)
 		}

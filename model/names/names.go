@@ -7,6 +7,7 @@ package names
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 	"text/template"
@@ -33,6 +34,26 @@ type seeded struct{ r *rand.Rand }
 // NewRandom returns a Random that is deterministic for a seed.
 func NewRandom(seed uint64) Random {
 	return &seeded{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Source hands out one Random per object, keyed by the object's role in the topology (for
+// example "machineDeployment/md-0/bootstrap"). Because every key gets its own stream derived
+// from one seed, the name an object is given does not depend on which other objects already
+// exist: a retried computation after a partial apply picks the same names again.
+type Source struct{ Seed uint64 }
+
+// For returns the Random for one object.
+func (s Source) For(key string) Random {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return NewRandom(s.Seed ^ h.Sum64())
+}
+
+// SeedFrom turns a string (a Cluster UID) into a seed.
+func SeedFrom(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum64()
 }
 
 func (s *seeded) String(n int) string {
