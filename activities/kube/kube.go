@@ -111,6 +111,22 @@ func (c *Client) GetTyped(ctx context.Context, gvr schema.GroupVersionResource, 
 	return decode.FromUnstructured(u, out)
 }
 
+// DeleteRef deletes the object a reference points at; an absent object is not an error.
+func (c *Client) DeleteRef(ctx context.Context, ref *corev1.ObjectReference, ns string) error {
+	gvr, err := c.ResourceFor(ref.APIVersion, ref.Kind)
+	if err != nil {
+		return err
+	}
+	if ref.Namespace != "" {
+		ns = ref.Namespace
+	}
+	err = c.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, ref.Name, metav1.DeleteOptions{})
+	if err != nil && !IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	return nil
+}
+
 // Apply server-side applies obj with the given field manager, forcing ownership of the fields
 // it sets (the topology is the authority over them).
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {

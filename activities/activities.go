@@ -1,0 +1,55 @@
+// Package activities holds everything topoflow's workflows do to the world: reading Clusters,
+// ClusterClasses and templates, server-side applying topology objects, and writing status.
+// Every activity reads fresh state from the API server and is idempotent, so a retry after a
+// crash or an outage is always safe.
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/topoflow/topoflow/activities/kube"
+)
+
+// ClusterRef names a Cluster.
+type ClusterRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (r ClusterRef) String() string { return r.Namespace + "/" + r.Name }
+
+// Application error types the workflows branch on. Both are non-retryable: retrying the same
+// input cannot help; a watch event (the object appears, the spec is fixed) or a resync will.
+const (
+	// ErrMissingDependency: the ClusterClass or a template it references does not exist.
+	ErrMissingDependency = "MissingDependency"
+	// ErrInvalidTopology: the Cluster and its class cannot be combined into objects.
+	ErrInvalidTopology = "InvalidTopology"
+)
+
+// Activities is the activity set a worker registers.
+type Activities struct {
+	Kube *kube.Client
+	Log  *slog.Logger
+}
+
+// New returns the activity set.
+func New(k *kube.Client, log *slog.Logger) *Activities {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Activities{Kube: k, Log: log}
+}
+
+func missing(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return temporal.NewNonRetryableApplicationError(msg, ErrMissingDependency, errors.New(msg))
+}
+
+func invalid(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidTopology, err)
+}

@@ -1,0 +1,227 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/status"
+)
+
+// Endpoint is a control plane endpoint.
+type Endpoint struct {
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	// Source names the object it came from ("ClusterEndpoint x" or "SimCluster y").
+	Source string `json:"source,omitempty"`
+}
+
+// Provisioning is what the providers report about a Cluster's infrastructure and control plane.
+type Provisioning struct {
+	ClusterGone bool `json:"clusterGone,omitempty"`
+	// RefsSet: the Cluster points at its control plane (and infrastructure cluster, if any).
+	RefsSet             bool      `json:"refsSet"`
+	InfrastructureReady bool      `json:"infrastructureReady"`
+	Endpoint            *Endpoint `json:"endpoint,omitempty"`
+	// ClusterEndpointSet: spec.controlPlaneEndpoint on the Cluster is already valid.
+	ClusterEndpointSet      bool   `json:"clusterEndpointSet,omitempty"`
+	ControlPlaneInitialized bool   `json:"controlPlaneInitialized"`
+	ControlPlaneReady       bool   `json:"controlPlaneReady"`
+	ControlPlaneVersion     string `json:"controlPlaneVersion,omitempty"`
+	// Failure is a provider-reported failure message, if any.
+	Failure string `json:"failure,omitempty"`
+}
+
+// ObserveInput names the Cluster to observe.
+type ObserveInput struct {
+	Cluster ClusterRef `json:"cluster"`
+	// HasInfrastructure says whether the class defines an infrastructure cluster (from ApplyResult).
+	HasInfrastructure bool `json:"hasInfrastructure"`
+}
+
+// ObserveProvisioning reads the infrastructure cluster, control plane and ClusterEndpoints of a
+// Cluster and reports their contract fields. It writes nothing.
+func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (*Provisioning, error) {
+	ref := in.Cluster
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return &Provisioning{ClusterGone: true}, nil
+		}
+		return nil, fmt.Errorf("reading Cluster %s: %w", ref, err)
+	}
+	p := &Provisioning{ClusterEndpointSet: cluster.Spec.ControlPlaneEndpoint.IsValid()}
+
+	// A Cluster without an infrastructure cluster is ready as far as infrastructure goes (seed 003).
+	infraRef := cluster.Spec.InfrastructureRef
+	hasInfra := infraRef != nil
+	if hasInfra {
+		infra, err := a.Kube.GetRef(ctx, infraRef, cluster.Namespace)
+		switch {
+		case kube.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %s: %w", infraRef.Kind, infraRef.Name, err)
+		default:
+			st, err := contract.ReadInfraCluster(infra)
+			if err != nil {
+				return nil, invalid(err)
+			}
+			p.InfrastructureReady = st.Ready
+			if st.Endpoint != nil {
+				p.Endpoint = &Endpoint{Host: st.Endpoint.Host, Port: int32(st.Endpoint.Port), Source: infraRef.Kind + " " + infraRef.Name}
+			}
+			p.Failure = st.FailureMessage
+		}
+	}
+
+	cpRef := cluster.Spec.ControlPlaneRef
+	if cpRef != nil {
+		cp, err := a.Kube.GetRef(ctx, cpRef, cluster.Namespace)
+		switch {
+		case kube.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %s: %w", cpRef.Kind, cpRef.Name, err)
+		default:
+			st, err := contract.ReadControlPlane(cp)
+			if err != nil {
+				return nil, invalid(err)
+			}
+			p.ControlPlaneInitialized = st.Initialized
+			p.ControlPlaneReady = st.Ready
+			p.ControlPlaneVersion = st.Version
+			if p.Failure == "" {
+				p.Failure = st.FailureMessage
+			}
+		}
+	}
+	p.RefsSet = cpRef != nil && (hasInfra || !in.HasInfrastructure)
+	if !in.HasInfrastructure && p.RefsSet {
+		p.InfrastructureReady = true
+	}
+
+	// A ClusterEndpoint (seed 003) takes precedence over the infrastructure cluster's endpoint.
+	eps, err := a.Kube.Dynamic.Resource(kube.ClusterEndpoints).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil && !kube.IsNotFound(err) {
+		return nil, fmt.Errorf("listing ClusterEndpoints: %w", err)
+	}
+	if err == nil {
+		if ep := pickClusterEndpoint(eps.Items, cluster.Name); ep != nil {
+			p.Endpoint = ep
+		}
+	}
+	if cluster.Spec.ControlPlaneEndpoint.IsValid() && p.Endpoint == nil {
+		p.Endpoint = &Endpoint{Host: cluster.Spec.ControlPlaneEndpoint.Host, Port: cluster.Spec.ControlPlaneEndpoint.Port, Source: "Cluster spec"}
+	}
+	return p, nil
+}
+
+func pickClusterEndpoint(items []unstructured.Unstructured, cluster string) *Endpoint {
+	for i := range items {
+		var ep clusterv1.ClusterEndpoint
+		if err := decode.FromUnstructured(&items[i], &ep); err != nil {
+			continue
+		}
+		if ep.Spec.Cluster != cluster || ep.Spec.Host == "" || ep.Spec.Port == 0 {
+			continue
+		}
+		if ep.Spec.Type != clusterv1.ClusterEndpointTypeAPIServer && ep.Spec.Type != "ExternalControlPlaneEndpoint" {
+			continue
+		}
+		return &Endpoint{Host: ep.Spec.Host, Port: ep.Spec.Port, Source: "ClusterEndpoint " + ep.Name}
+	}
+	return nil
+}
+
+// StatusInput is the status a workflow wants the Cluster to show.
+type StatusInput struct {
+	Cluster             ClusterRef         `json:"cluster"`
+	ObservedGeneration  int64              `json:"observedGeneration,omitempty"`
+	Phase               string             `json:"phase"`
+	InfrastructureReady bool               `json:"infrastructureReady"`
+	ControlPlaneReady   bool               `json:"controlPlaneReady"`
+	Conditions          []status.Condition `json:"conditions"`
+	// Endpoint, when set and the Cluster has none yet, is copied to spec.controlPlaneEndpoint
+	// (the Cluster controller's job in Cluster API, which topoflow also does).
+	Endpoint *Endpoint `json:"endpoint,omitempty"`
+}
+
+// StatusFieldManager owns the Cluster status fields topoflow writes.
+const StatusFieldManager = "topoflow"
+
+// SetClusterStatus writes phase, readiness and conditions to the Cluster's status subresource,
+// keeping condition transition times, and writes nothing when nothing would change.
+func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool, error) {
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
+	}
+	wrote := false
+	if ep := in.Endpoint; ep != nil && !cluster.Spec.ControlPlaneEndpoint.IsValid() {
+		obj := clusterShell(cluster)
+		obj.Object["spec"] = map[string]any{"controlPlaneEndpoint": map[string]any{"host": ep.Host, "port": int64(ep.Port)}}
+		if _, err := a.Kube.Apply(ctx, obj, StatusFieldManager); err != nil {
+			return false, err
+		}
+		wrote = true
+	}
+
+	next := cluster.Status.DeepCopy()
+	next.Phase = in.Phase
+	next.InfrastructureReady = in.InfrastructureReady
+	next.ControlPlaneReady = in.ControlPlaneReady
+	if in.ObservedGeneration > 0 {
+		next.ObservedGeneration = in.ObservedGeneration
+	}
+	next.Conditions = status.Merge(cluster.Status.Conditions, in.Conditions, time.Now())
+	if reflect.DeepEqual(next, &cluster.Status) {
+		return wrote, nil
+	}
+	obj := clusterShell(cluster)
+	conds := make([]any, 0, len(next.Conditions))
+	for _, c := range next.Conditions {
+		m := map[string]any{"type": string(c.Type), "status": string(c.Status), "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
+		if c.Severity != "" {
+			m["severity"] = string(c.Severity)
+		}
+		if c.Reason != "" {
+			m["reason"] = c.Reason
+		}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		conds = append(conds, m)
+	}
+	st := map[string]any{
+		"phase":               next.Phase,
+		"infrastructureReady": next.InfrastructureReady,
+		"controlPlaneReady":   next.ControlPlaneReady,
+		"conditions":          conds,
+	}
+	if next.ObservedGeneration > 0 {
+		st["observedGeneration"] = next.ObservedGeneration
+	}
+	obj.Object["status"] = st
+	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
+		return wrote, err
+	}
+	return true, nil
+}
+
+func clusterShell(c *clusterv1.Cluster) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(),
+		"kind":       "Cluster",
+		"metadata":   map[string]any{"name": c.Name, "namespace": c.Namespace},
+	}}
+}

@@ -1,0 +1,283 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/names"
+)
+
+// Scope says which part of the topology ApplyTopology writes.
+type Scope string
+
+const (
+	// ScopeControlPlane is the infrastructure cluster, the control plane and its machine
+	// template, and the Cluster's references to them.
+	ScopeControlPlane Scope = "ControlPlane"
+	// ScopeWorkers is the MachineDeployments and their templates; pools no longer in the
+	// topology are deleted.
+	ScopeWorkers Scope = "Workers"
+)
+
+// ApplyInput asks for one part of a Cluster's topology to be applied.
+type ApplyInput struct {
+	Cluster ClusterRef `json:"cluster"`
+	Scope   Scope      `json:"scope"`
+}
+
+// ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.
+type ApplyResult struct {
+	// ClusterGone: the Cluster no longer exists. Deleting: it has a deletion timestamp.
+	ClusterGone bool `json:"clusterGone,omitempty"`
+	Deleting    bool `json:"deleting,omitempty"`
+	// NoTopology: the Cluster is not managed by a ClusterClass.
+	NoTopology bool   `json:"noTopology,omitempty"`
+	Generation int64  `json:"generation,omitempty"`
+	Class      string `json:"class,omitempty"`
+	Version    string `json:"version,omitempty"`
+	// HasInfrastructure is false for classes without an infrastructure cluster (seed 003).
+	HasInfrastructure bool `json:"hasInfrastructure,omitempty"`
+	// Applied lists "Kind name" of every object applied; Deleted of every object deleted.
+	Applied []string `json:"applied,omitempty"`
+	Deleted []string `json:"deleted,omitempty"`
+	// MachineDeployments are the topology names of the pools in the desired state.
+	MachineDeployments []string `json:"machineDeployments,omitempty"`
+}
+
+// loaded is everything read from the API server for one computation.
+type loaded struct {
+	cluster *clusterv1.Cluster
+	class   *clusterv1.ClusterClass
+	input   desired.Input
+	// currentMDs are the topology-owned MachineDeployments of the Cluster.
+	currentMDs []clusterv1.MachineDeployment
+}
+
+// ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
+// part named by the scope with server-side apply (field manager capi-topology).
+func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
+	l, res, err := a.load(ctx, in.Cluster)
+	if err != nil || res != nil {
+		return res, err
+	}
+	state, err := desired.Compute(l.input)
+	if err != nil {
+		var mt *desired.MissingTemplateError
+		if errors.As(err, &mt) {
+			return nil, missing("%s", err)
+		}
+		return nil, invalid(err)
+	}
+	res = &ApplyResult{
+		Generation:        l.cluster.Generation,
+		Class:             l.class.Name,
+		Version:           l.cluster.Spec.Topology.Version,
+		HasInfrastructure: state.InfrastructureCluster != nil,
+	}
+	for _, md := range state.MachineDeployments {
+		res.MachineDeployments = append(res.MachineDeployments, md.TopologyName)
+	}
+
+	switch in.Scope {
+	case ScopeControlPlane:
+		for _, obj := range state.ClusterObjects() {
+			if err := a.apply(ctx, obj, res); err != nil {
+				return nil, err
+			}
+		}
+		if err := a.applyClusterRefs(ctx, l.cluster, state); err != nil {
+			return nil, err
+		}
+	case ScopeWorkers:
+		want := map[string]bool{}
+		for _, md := range state.MachineDeployments {
+			objs, err := md.Objects()
+			if err != nil {
+				return nil, invalid(err)
+			}
+			for _, obj := range objs {
+				if err := a.apply(ctx, obj, res); err != nil {
+					return nil, err
+				}
+			}
+			want[md.Object.Name] = true
+		}
+		for i := range l.currentMDs {
+			if md := &l.currentMDs[i]; !want[md.Name] {
+				if err := a.deleteMachineDeployment(ctx, md, res); err != nil {
+					return nil, err
+				}
+			}
+		}
+	default:
+		return nil, invalid(fmt.Errorf("unknown scope %q", in.Scope))
+	}
+	return res, nil
+}
+
+// load reads the Cluster, its class, the class's templates and the current topology objects. A
+// non-nil result means there is nothing to compute (the Cluster is gone, deleting, or unmanaged).
+func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyResult, error) {
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return nil, &ApplyResult{ClusterGone: true}, nil
+		}
+		var fe *decode.FieldError
+		if errors.As(err, &fe) {
+			return nil, nil, invalid(err)
+		}
+		return nil, nil, fmt.Errorf("reading Cluster %s: %w", ref, err)
+	}
+	if cluster.DeletionTimestamp != nil {
+		return nil, &ApplyResult{Deleting: true, Generation: cluster.Generation}, nil
+	}
+	if cluster.Spec.Topology == nil {
+		return nil, &ApplyResult{NoTopology: true, Generation: cluster.Generation}, nil
+	}
+
+	class := &clusterv1.ClusterClass{}
+	classNS := cluster.ClassNamespace()
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, cluster.Spec.Topology.Class, class); err != nil {
+		if kube.IsNotFound(err) {
+			return nil, nil, missing("ClusterClass %s/%s (spec.topology.class) not found", classNS, cluster.Spec.Topology.Class)
+		}
+		var fe *decode.FieldError
+		if errors.As(err, &fe) {
+			return nil, nil, invalid(err)
+		}
+		return nil, nil, fmt.Errorf("reading ClusterClass %s/%s: %w", classNS, cluster.Spec.Topology.Class, err)
+	}
+
+	templates := map[string]*unstructured.Unstructured{}
+	var absent []string
+	for _, tr := range desired.TemplateRefs(class) {
+		key := desired.RefKey(tr.Ref)
+		if _, seen := templates[key]; seen {
+			continue
+		}
+		obj, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)
+		if kube.IsNotFound(err) {
+			absent = append(absent, fmt.Sprintf("%s %s/%s (%s)", tr.Ref.Kind, tr.Ref.Namespace, tr.Ref.Name, tr.Field))
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading template %s %s/%s: %w", tr.Ref.Kind, tr.Ref.Namespace, tr.Ref.Name, err)
+		}
+		templates[key] = obj
+	}
+	if len(absent) > 0 {
+		return nil, nil, missing("ClusterClass %s/%s references templates that do not exist: %s", class.Namespace, class.Name, strings.Join(absent, ", "))
+	}
+
+	current := desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}}
+	if ref := cluster.Spec.ControlPlaneRef; ref != nil {
+		cp, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
+		switch {
+		case kube.IsNotFound(err):
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading control plane %s %s: %w", ref.Kind, ref.Name, err)
+		default:
+			current.ControlPlane = cp
+		}
+	}
+	mds, err := a.ownedMachineDeployments(ctx, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range mds {
+		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
+			current.MachineDeployments[name] = &mds[i]
+		}
+	}
+	return &loaded{
+		cluster: cluster,
+		class:   class,
+		input: desired.Input{
+			Cluster:   cluster,
+			Class:     class,
+			Templates: templates,
+			Current:   current,
+			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
+		},
+		currentMDs: mds,
+	}, nil, nil
+}
+
+func (a *Activities) ownedMachineDeployments(ctx context.Context, cluster *clusterv1.Cluster) ([]clusterv1.MachineDeployment, error) {
+	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
+	list, err := a.Kube.Dynamic.Resource(kube.MachineDeployments).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing MachineDeployments of Cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+	}
+	out := make([]clusterv1.MachineDeployment, 0, len(list.Items))
+	for i := range list.Items {
+		var md clusterv1.MachineDeployment
+		if err := decode.FromUnstructured(&list.Items[i], &md); err != nil {
+			return nil, fmt.Errorf("decoding MachineDeployment %s: %w", list.Items[i].GetName(), err)
+		}
+		out = append(out, md)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) error {
+	if _, err := a.Kube.Apply(ctx, obj, labels.FieldManager); err != nil {
+		return err
+	}
+	res.Applied = append(res.Applied, obj.GetKind()+" "+obj.GetName())
+	a.Log.DebugContext(ctx, "applied", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+	return nil
+}
+
+// applyClusterRefs points the Cluster at its infrastructure cluster and control plane. Only the
+// two references are sent, so no other field of the Cluster changes owner.
+func (a *Activities) applyClusterRefs(ctx context.Context, cluster *clusterv1.Cluster, state *desired.State) error {
+	spec := map[string]any{}
+	if r := state.InfrastructureRef; r != nil {
+		spec["infrastructureRef"] = map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "namespace": r.Namespace}
+	}
+	if r := state.ControlPlaneRef; r != nil {
+		spec["controlPlaneRef"] = map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "namespace": r.Namespace}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(),
+		"kind":       "Cluster",
+		"metadata":   map[string]any{"name": cluster.Name, "namespace": cluster.Namespace},
+		"spec":       spec,
+	}}
+	_, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
+	return err
+}
+
+func (a *Activities) deleteMachineDeployment(ctx context.Context, md *clusterv1.MachineDeployment, res *ApplyResult) error {
+	if err := a.Kube.Dynamic.Resource(kube.MachineDeployments).Namespace(md.Namespace).Delete(ctx, md.Name, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("deleting MachineDeployment %s/%s: %w", md.Namespace, md.Name, err)
+	}
+	res.Deleted = append(res.Deleted, "MachineDeployment "+md.Name)
+	// Its templates were generated for it alone.
+	refs := []corev1.ObjectReference{md.Spec.Template.Spec.InfrastructureRef}
+	if cr := md.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
+		refs = append(refs, *cr)
+	}
+	for i := range refs {
+		if err := a.Kube.DeleteRef(ctx, &refs[i], md.Namespace); err != nil {
+			return err
+		}
+		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+// Package watcher turns Kubernetes watch events into Temporal workflow starts and signals: one
+// long-running workflow per managed Cluster, signalled whenever the Cluster, its ClusterClass or
+// an object of its topology changes. Events are coalesced per Cluster through a rate-limited
+// queue, so a burst of status updates becomes one signal.
+package watcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/workflows"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	TaskQueue string
+	// Namespace limits the watch to one Kubernetes namespace; empty watches all.
+	Namespace string
+	// Resync re-signals every Cluster this often (the safety net; default 10m).
+	Resync time.Duration
+	// Timing is passed to newly started workflows.
+	Timing workflows.Timing
+	// Workers is how many signals may be in flight at once (default 4).
+	Workers int
+}
+
+// Watcher watches the API server and drives the Cluster workflows.
+type Watcher struct {
+	kube     *kube.Client
+	temporal client.Client
+	opts     Options
+	log      *slog.Logger
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	mu       sync.Mutex
+	sources  map[string]string // cluster key -> where the last change was seen
+	watching map[schema.GroupVersionResource]bool
+
+	clusters cache.SharedIndexInformer
+	owned    dynamicinformer.DynamicSharedInformerFactory
+	ctx      context.Context
+}
+
+// New returns a Watcher.
+func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watcher {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if opts.Resync == 0 {
+		opts.Resync = 10 * time.Minute
+	}
+	if opts.Workers == 0 {
+		opts.Workers = 4
+	}
+	return &Watcher{
+		kube:     k,
+		temporal: tc,
+		opts:     opts,
+		log:      log,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "clusters"}),
+		sources:  map[string]string{},
+		watching: map[schema.GroupVersionResource]bool{},
+	}
+}
+
+const classIndex = "class"
+
+// Run watches until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.ctx = ctx
+	defer w.queue.ShutDown()
+	ns := w.opts.Namespace
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync, ns, nil)
+	w.owned = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, 0, ns, func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.TopologyOwned
+	})
+
+	w.clusters = factory.ForResource(kube.Clusters).Informer()
+	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, nil
+		}
+		class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "class")
+		if class == "" {
+			return nil, nil
+		}
+		classNS, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classNamespace")
+		if classNS == "" {
+			classNS = u.GetNamespace()
+		}
+		return []string{classNS + "/" + class}, nil
+	}}); err != nil {
+		return err
+	}
+	if _, err := w.clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.onCluster(nil, obj) },
+		UpdateFunc: func(old, obj any) { w.onCluster(old, obj) },
+		DeleteFunc: func(obj any) { w.onCluster(nil, obj) },
+	}); err != nil {
+		return err
+	}
+	classes := factory.ForResource(kube.ClusterClasses).Informer()
+	if _, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.onClass,
+		UpdateFunc: func(_, obj any) { w.onClass(obj) },
+	}); err != nil {
+		return err
+	}
+	w.watchOwned(kube.MachineDeployments)
+	w.watchOwned(kube.MachinePools)
+
+	factory.Start(ctx.Done())
+	w.owned.Start(ctx.Done())
+	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("watch of %s did not sync", gvr.Resource)
+		}
+	}
+	w.log.Info("watching", "namespace", orAll(ns), "taskQueue", w.opts.TaskQueue)
+
+	var wg sync.WaitGroup
+	for range w.opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	w.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+func orAll(ns string) string {
+	if ns == "" {
+		return "all"
+	}
+	return ns
+}
+
+func asUnstructured(obj any) *unstructured.Unstructured {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func (w *Watcher) enqueue(ns, name, source string) {
+	key := ns + "/" + name
+	w.mu.Lock()
+	w.sources[key] = source
+	w.mu.Unlock()
+	w.queue.Add(key)
+}
+
+// onCluster reacts to spec, metadata and deletion changes (and informer resyncs), not to the
+// status writes topoflow itself makes.
+func (w *Watcher) onCluster(oldObj, obj any) {
+	u := asUnstructured(obj)
+	if u == nil {
+		return
+	}
+	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
+		if old.GetGeneration() == u.GetGeneration() &&
+			equalMaps(old.GetLabels(), u.GetLabels()) && equalMaps(old.GetAnnotations(), u.GetAnnotations()) &&
+			(old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) &&
+			equalStrings(old.GetFinalizers(), u.GetFinalizers()) {
+			return
+		}
+	}
+	// Watch the kinds this Cluster's topology uses, so provider progress wakes its workflow.
+	for _, field := range []string{"infrastructureRef", "controlPlaneRef"} {
+		apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", field, "apiVersion")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", field, "kind")
+		if apiVersion != "" && kind != "" {
+			if gvr, err := w.kube.ResourceFor(apiVersion, kind); err == nil {
+				w.watchOwned(gvr)
+			}
+		}
+	}
+	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster")
+}
+
+// onClass fans a ClusterClass change out to the Clusters that use it.
+func (w *Watcher) onClass(obj any) {
+	u := asUnstructured(obj)
+	if u == nil {
+		return
+	}
+	users, err := w.clusters.GetIndexer().ByIndex(classIndex, u.GetNamespace()+"/"+u.GetName())
+	if err != nil {
+		return
+	}
+	for _, c := range users {
+		if cu := asUnstructured(c); cu != nil {
+			w.enqueue(cu.GetNamespace(), cu.GetName(), "ClusterClass "+u.GetName())
+		}
+	}
+}
+
+// watchOwned starts (once) a watch of topology-owned objects of one resource.
+func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watching[gvr] {
+		return
+	}
+	w.watching[gvr] = true
+	inf := w.owned.ForResource(gvr).Informer()
+	handler := func(obj any) {
+		u := asUnstructured(obj)
+		if u == nil {
+			return
+		}
+		if cluster := u.GetLabels()[labels.ClusterName]; cluster != "" {
+			w.enqueue(u.GetNamespace(), cluster, u.GetKind()+" "+u.GetName())
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: handler,
+		UpdateFunc: func(old, obj any) {
+			if o, n := asUnstructured(old), asUnstructured(obj); o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return
+			}
+			handler(obj)
+		},
+		DeleteFunc: handler,
+	})
+	if w.ctx != nil {
+		w.owned.Start(w.ctx.Done())
+	}
+}
+
+func (w *Watcher) processNext(ctx context.Context) bool {
+	key, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(key)
+	if err := w.signal(ctx, key); err != nil {
+		w.log.Warn("signalling Cluster workflow failed; will retry", "cluster", key, "error", err)
+		w.queue.AddRateLimited(key)
+		return true
+	}
+	w.queue.Forget(key)
+	return true
+}
+
+// signal starts the Cluster's workflow if needed and signals it. A Cluster that is gone or not
+// managed only gets a signal (if its workflow runs), never a new workflow.
+func (w *Watcher) signal(ctx context.Context, key string) error {
+	w.mu.Lock()
+	source := w.sources[key]
+	delete(w.sources, key)
+	w.mu.Unlock()
+
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	ev := workflows.ClusterEvent{Source: source}
+	id := workflows.WorkflowID(ns, name)
+	obj, exists, err := w.clusters.GetIndexer().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	managed := false
+	if u := asUnstructured(obj); exists && u != nil {
+		_, managed, _ = unstructured.NestedMap(u.Object, "spec", "topology")
+	}
+	if !managed {
+		err := w.temporal.SignalWorkflow(ctx, id, "", workflows.SignalClusterEvent, ev)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return err
+	}
+	opts := client.StartWorkflowOptions{
+		ID:            id,
+		TaskQueue:     w.opts.TaskQueue,
+		StaticSummary: "Cluster " + key,
+		StaticDetails: "Lifecycle of the managed Cluster **" + key + "**: create, day-2 changes, upgrades and delete.",
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SAClusterNamespace.ValueSet(ns),
+			workflows.SAClusterName.ValueSet(name),
+		),
+	}
+	in := workflows.ClusterInput{Cluster: activities.ClusterRef{Namespace: ns, Name: name}, Timing: w.opts.Timing}
+	_, err = w.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalClusterEvent, ev, opts, workflows.ClusterWorkflowType, in)
+	if err != nil {
+		return fmt.Errorf("signal-with-start %s: %w", id, err)
+	}
+	w.log.Debug("signalled", "workflow", id, "source", source)
+	return nil
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,115 @@
+// Package status derives a managed Cluster's phase and conditions. Pure: the activity that
+// writes status supplies the clock and the current conditions.
+package status
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// Condition types topoflow sets on a Cluster (Cluster API v1beta1 names).
+const (
+	TopologyReconciled      clusterv1.ConditionType = "TopologyReconciled"
+	InfrastructureReady     clusterv1.ConditionType = "InfrastructureReady"
+	ControlPlaneInitialized clusterv1.ConditionType = "ControlPlaneInitialized"
+	ControlPlaneReady       clusterv1.ConditionType = "ControlPlaneReady"
+)
+
+// TopologyReconciled reasons (Cluster API v1beta1 values).
+const (
+	ReasonReconcileFailed                 = "TopologyReconcileFailed"
+	ReasonMachineDeploymentsCreatePending = "MachineDeploymentsCreatePending"
+	ReasonWaitingForInfrastructure        = "WaitingForInfrastructure"
+	ReasonWaitingForControlPlane          = "WaitingForControlPlaneInitialized"
+)
+
+// Facts is what the phase depends on (seed 004).
+type Facts struct {
+	Deleting bool
+	Failed   bool
+	// RefsSet means the Cluster points at its infrastructure cluster (or needs none) and control plane.
+	RefsSet             bool
+	InfrastructureReady bool
+	EndpointValid       bool
+}
+
+// Phase is Pending until the Cluster points at its infrastructure, Provisioning until that is
+// ready and the control plane endpoint is known, then Provisioned.
+func Phase(f Facts) string {
+	switch {
+	case f.Deleting:
+		return clusterv1.ClusterPhaseDeleting
+	case f.Failed:
+		return clusterv1.ClusterPhaseFailed
+	case !f.RefsSet:
+		return clusterv1.ClusterPhasePending
+	case f.InfrastructureReady && f.EndpointValid:
+		return clusterv1.ClusterPhaseProvisioned
+	default:
+		return clusterv1.ClusterPhaseProvisioning
+	}
+}
+
+// Condition is a condition to set, without its transition time.
+type Condition struct {
+	Type     clusterv1.ConditionType     `json:"type"`
+	Status   bool                        `json:"status"`
+	Reason   string                      `json:"reason,omitempty"`
+	Message  string                      `json:"message,omitempty"`
+	Severity clusterv1.ConditionSeverity `json:"severity,omitempty"`
+}
+
+// True returns a True condition.
+func True(t clusterv1.ConditionType) Condition { return Condition{Type: t, Status: true} }
+
+// False returns a False condition with a reason, severity and message.
+func False(t clusterv1.ConditionType, reason string, sev clusterv1.ConditionSeverity, msg string) Condition {
+	return Condition{Type: t, Reason: reason, Severity: sev, Message: msg}
+}
+
+// Merge sets the given conditions on current ones. A condition keeps its lastTransitionTime unless
+// its status changes; conditions of other types are kept. The result is sorted by type, as
+// Cluster API keeps them, except that Ready stays first.
+func Merge(current clusterv1.Conditions, set []Condition, now time.Time) clusterv1.Conditions {
+	out := current.DeepCopy()
+	for _, c := range set {
+		st := corev1.ConditionFalse
+		if c.Status {
+			st = corev1.ConditionTrue
+		}
+		next := clusterv1.Condition{Type: c.Type, Status: st, Reason: c.Reason, Message: c.Message, Severity: c.Severity}
+		if c.Status {
+			next.Severity = clusterv1.ConditionSeverityNone
+		}
+		if existing := out.Get(c.Type); existing != nil {
+			next.LastTransitionTime = existing.LastTransitionTime
+			if existing.Status != st {
+				next.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+			}
+			*existing = next
+			continue
+		}
+		next.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+		out = append(out, next)
+	}
+	sortConditions(out)
+	return out
+}
+
+func sortConditions(cs clusterv1.Conditions) {
+	less := func(a, b clusterv1.Condition) bool {
+		if a.Type == "Ready" || b.Type == "Ready" {
+			return a.Type == "Ready" && b.Type != "Ready"
+		}
+		return a.Type < b.Type
+	}
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && less(cs[j], cs[j-1]); j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}

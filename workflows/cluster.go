@@ -1,0 +1,371 @@
+// Package workflows holds topoflow's durable lifecycle: one long-running workflow per managed
+// Cluster, started and signalled from watch events. Workflow code is deterministic: all I/O is in
+// activities, all waiting is on signals and Temporal timers.
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/topoflow/topoflow/activities"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/status"
+)
+
+// Names shared with the starter (which signals) and the worker (which registers).
+const (
+	ClusterWorkflowType = "ClusterTopology"
+	SignalClusterEvent  = "cluster-event"
+	QueryState          = "state"
+	DefaultTaskQueue    = "topoflow"
+)
+
+// WorkflowID is the stable ID of a Cluster's workflow.
+func WorkflowID(namespace, name string) string { return "topology/" + namespace + "/" + name }
+
+// Search attributes kept current on every Cluster workflow (registered by the stack and the worker).
+var (
+	SAClusterNamespace = temporal.NewSearchAttributeKeyKeyword("TopoflowClusterNamespace")
+	SAClusterName      = temporal.NewSearchAttributeKeyKeyword("TopoflowClusterName")
+	SAClass            = temporal.NewSearchAttributeKeyKeyword("TopoflowClass")
+	SATargetVersion    = temporal.NewSearchAttributeKeyKeyword("TopoflowTargetVersion")
+	SAPhase            = temporal.NewSearchAttributeKeyKeyword("TopoflowPhase")
+)
+
+// SearchAttributeNames lists the names above, for registration.
+var SearchAttributeNames = []string{"TopoflowClusterNamespace", "TopoflowClusterName", "TopoflowClass", "TopoflowTargetVersion", "TopoflowPhase"}
+
+// ClusterEvent tells the workflow something about its Cluster changed. The workflow is
+// level-based: it re-reads the API server, so the event only says where the change was seen.
+type ClusterEvent struct {
+	// Source is "Cluster", "ClusterClass name", "Kind name" of an owned object, or "resync".
+	Source string `json:"source"`
+}
+
+// Timing holds the workflow's waits. Zero values take the defaults.
+type Timing struct {
+	// Resync is the safety-net re-check of a settled Cluster.
+	Resync time.Duration `json:"resync,omitempty"`
+	// WaitResync re-checks while waiting on providers or on a missing object, in case an event
+	// was missed.
+	WaitResync time.Duration `json:"waitResync,omitempty"`
+	// PassesBeforeContinueAsNew bounds the history of one run.
+	PassesBeforeContinueAsNew int `json:"passesBeforeContinueAsNew,omitempty"`
+}
+
+func (t Timing) withDefaults() Timing {
+	if t.Resync == 0 {
+		t.Resync = 10 * time.Minute
+	}
+	if t.WaitResync == 0 {
+		t.WaitResync = time.Minute
+	}
+	if t.PassesBeforeContinueAsNew == 0 {
+		t.PassesBeforeContinueAsNew = 200
+	}
+	return t
+}
+
+// ClusterInput starts (or continues) a Cluster's workflow.
+type ClusterInput struct {
+	Cluster activities.ClusterRef `json:"cluster"`
+	Timing  Timing                `json:"timing,omitempty"`
+}
+
+// State is what the "state" query returns: where the Cluster's lifecycle stands.
+type State struct {
+	Cluster   string `json:"cluster"`
+	Class     string `json:"class,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Phase     string `json:"phase,omitempty"`
+	Step      string `json:"step"`
+	Waiting   string `json:"waiting,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+	Passes    int    `json:"passes"`
+}
+
+// passOutcome says what to do after one reconcile pass.
+type passOutcome int
+
+const (
+	settled  passOutcome = iota // everything applied; re-check at Resync
+	waiting                     // waiting on a provider or a missing object; re-check at WaitResync
+	finished                    // the Cluster is gone or no longer managed; end the workflow
+)
+
+// ClusterTopology is the entity workflow of one managed Cluster. Each pass re-reads the Cluster
+// and its class and moves the topology one step further:
+//  1. apply the infrastructure cluster and control plane, point the Cluster at them;
+//  2. wait for the infrastructure to be ready and the control plane initialized;
+//  3. apply the MachineDeployments;
+//
+// then it waits for the next event (or a resync) and passes again, so day-2 edits (replicas,
+// labels, pools) are applied by the same steps.
+func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
+	r := &clusterRun{in: in, timing: in.Timing.withDefaults()}
+	r.state = State{Cluster: in.Cluster.String(), Step: "starting"}
+	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
+		workflow.QueryHandlerOptions{Description: "Where the Cluster's lifecycle stands: phase, step and what it waits for"}); err != nil {
+		return err
+	}
+	if err := r.upsertSearchAttributes(ctx, "", "", ""); err != nil {
+		return err
+	}
+	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
+	for {
+		r.drain(ctx, events)
+		outcome := r.pass(ctx)
+		r.state.Passes++
+		switch outcome {
+		case finished:
+			r.setStep(ctx, "finished", "")
+			return nil
+		case waiting:
+			r.wait(ctx, events, r.timing.WaitResync)
+		default:
+			r.wait(ctx, events, r.timing.Resync)
+		}
+		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			r.drain(ctx, events)
+			return workflow.NewContinueAsNewError(ctx, ClusterTopology, in)
+		}
+	}
+}
+
+type clusterRun struct {
+	in      ClusterInput
+	timing  Timing
+	state   State
+	sa      [3]string // class, version, phase last upserted
+	pending []string  // event sources seen since the last pass
+}
+
+var acts *activities.Activities
+
+func (r *clusterRun) activityCtx(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			// No attempt limit: an API server outage pauses the work, it does not fail it.
+		},
+	})
+}
+
+// pass runs one reconcile pass.
+func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
+	ref := r.in.Cluster
+	r.setStep(ctx, "apply infrastructure cluster and control plane", "")
+	var applied activities.ApplyResult
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "apply infrastructure cluster and control plane"),
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane}).Get(ctx, &applied)
+	if err != nil {
+		return r.blocked(ctx, err, applied.HasInfrastructure)
+	}
+	switch {
+	case applied.ClusterGone, applied.Deleting, applied.NoTopology:
+		return finished
+	}
+	r.state.Class, r.state.Version = applied.Class, applied.Version
+
+	prov, ok := r.observe(ctx, applied.HasInfrastructure)
+	if !ok {
+		return finished
+	}
+	if prov.Failure != "" {
+		r.state.LastError = prov.Failure
+	}
+	if !prov.InfrastructureReady || !prov.ControlPlaneInitialized {
+		waitingFor := "infrastructure to be ready"
+		reason := status.ReasonWaitingForInfrastructure
+		if prov.InfrastructureReady {
+			waitingFor, reason = "control plane to be initialized", status.ReasonWaitingForControlPlane
+		}
+		if len(applied.MachineDeployments) > 0 {
+			reason = status.ReasonMachineDeploymentsCreatePending
+		}
+		msg := "Waiting for " + waitingFor
+		if len(applied.MachineDeployments) > 0 {
+			msg = fmt.Sprintf("MachineDeployment(s) %s creation pending: waiting for %s", strings.Join(applied.MachineDeployments, ", "), waitingFor)
+		}
+		r.writeStatus(ctx, applied.Generation, prov, status.False(status.TopologyReconciled, reason, clusterv1.ConditionSeverityInfo, msg))
+		r.setStep(ctx, "wait for providers", msg)
+		return waiting
+	}
+
+	r.setStep(ctx, "apply MachineDeployments", "")
+	var workers activities.ApplyResult
+	err = workflow.ExecuteActivity(r.activityCtx(ctx, fmt.Sprintf("apply %d MachineDeployment(s)", len(applied.MachineDeployments))),
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers}).Get(ctx, &workers)
+	if err != nil {
+		return r.blocked(ctx, err, applied.HasInfrastructure)
+	}
+	if workers.ClusterGone || workers.Deleting || workers.NoTopology {
+		return finished
+	}
+	r.state.LastError = ""
+	r.writeStatus(ctx, applied.Generation, prov, status.True(status.TopologyReconciled))
+	r.setStep(ctx, "settled", "")
+	return settled
+}
+
+func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.Provisioning, bool) {
+	r.setStep(ctx, "observe providers", "")
+	var prov activities.Provisioning
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "read infrastructure cluster and control plane status"),
+		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.in.Cluster, HasInfrastructure: hasInfra}).Get(ctx, &prov)
+	if err != nil {
+		// Only non-retryable errors reach here (a provider object breaking its contract).
+		r.state.LastError = err.Error()
+		return &prov, true
+	}
+	return &prov, !prov.ClusterGone
+}
+
+// blocked handles an activity error that retrying cannot fix: a missing ClusterClass or template,
+// or a topology that cannot be computed. It is shown on the Cluster; the workflow waits.
+func (r *clusterRun) blocked(ctx workflow.Context, err error, hasInfra bool) passOutcome {
+	msg := err.Error()
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		msg = appErr.Message()
+	}
+	r.state.LastError = msg
+	workflow.GetLogger(ctx).Warn("topology blocked", "cluster", r.in.Cluster.String(), "error", msg)
+	prov, ok := r.observe(ctx, hasInfra)
+	if !ok {
+		return finished
+	}
+	r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonReconcileFailed, clusterv1.ConditionSeverityError, msg))
+	r.setStep(ctx, "blocked", msg)
+	return waiting
+}
+
+func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *activities.Provisioning, topology status.Condition) {
+	phase := status.Phase(status.Facts{
+		RefsSet:             prov.RefsSet,
+		InfrastructureReady: prov.InfrastructureReady,
+		EndpointValid:       prov.Endpoint != nil || prov.ClusterEndpointSet,
+	})
+	conds := []status.Condition{topology}
+	if prov.InfrastructureReady {
+		conds = append(conds, status.True(status.InfrastructureReady))
+	} else {
+		conds = append(conds, status.False(status.InfrastructureReady, "WaitingForInfrastructure", clusterv1.ConditionSeverityInfo, ""))
+	}
+	if prov.ControlPlaneInitialized {
+		conds = append(conds, status.True(status.ControlPlaneInitialized))
+	} else {
+		conds = append(conds, status.False(status.ControlPlaneInitialized, "WaitingForControlPlaneProviderInitialized", clusterv1.ConditionSeverityInfo, ""))
+	}
+	if prov.ControlPlaneReady {
+		conds = append(conds, status.True(status.ControlPlaneReady))
+	} else {
+		conds = append(conds, status.False(status.ControlPlaneReady, "WaitingForControlPlane", clusterv1.ConditionSeverityInfo, ""))
+	}
+	in := activities.StatusInput{
+		Cluster:             r.in.Cluster,
+		ObservedGeneration:  generation,
+		Phase:               phase,
+		InfrastructureReady: prov.InfrastructureReady,
+		ControlPlaneReady:   prov.ControlPlaneReady,
+		Conditions:          conds,
+	}
+	if !prov.ClusterEndpointSet {
+		in.Endpoint = prov.Endpoint
+	}
+	r.state.Phase = phase
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "write Cluster status: "+phase), acts.SetClusterStatus, in).Get(ctx, nil)
+	if err != nil {
+		r.state.LastError = err.Error()
+	}
+	_ = r.upsertSearchAttributes(ctx, r.state.Class, r.state.Version, phase)
+}
+
+func (r *clusterRun) upsertSearchAttributes(ctx workflow.Context, class, version, phase string) error {
+	if r.sa == [3]string{class, version, phase} && r.state.Passes > 0 {
+		return nil
+	}
+	updates := []temporal.SearchAttributeUpdate{
+		SAClusterNamespace.ValueSet(r.in.Cluster.Namespace),
+		SAClusterName.ValueSet(r.in.Cluster.Name),
+	}
+	if class != "" {
+		updates = append(updates, SAClass.ValueSet(class))
+	}
+	if version != "" {
+		updates = append(updates, SATargetVersion.ValueSet(version))
+	}
+	if phase != "" {
+		updates = append(updates, SAPhase.ValueSet(phase))
+	}
+	r.sa = [3]string{class, version, phase}
+	return workflow.UpsertTypedSearchAttributes(ctx, updates...)
+}
+
+func (r *clusterRun) setStep(ctx workflow.Context, step, waiting string) {
+	r.state.Step, r.state.Waiting = step, waiting
+	details := fmt.Sprintf("**Cluster** %s  \n**Phase** %s  \n**Step** %s", r.state.Cluster, orDash(r.state.Phase), step)
+	if waiting != "" {
+		details += "  \n**Waiting** " + waiting
+	}
+	if r.state.LastError != "" {
+		details += "  \n**Last error** " + r.state.LastError
+	}
+	workflow.SetCurrentDetails(ctx, details)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// drain takes every pending event without blocking.
+func (r *clusterRun) drain(ctx workflow.Context, events workflow.ReceiveChannel) {
+	for {
+		var ev ClusterEvent
+		if !events.ReceiveAsync(&ev) {
+			return
+		}
+		r.pending = append(r.pending, ev.Source)
+	}
+}
+
+// wait blocks until an event arrives or d passes. Events that arrived during the pass end the
+// wait at once: the pass may have read state older than they are.
+func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, d time.Duration) {
+	r.drain(ctx, events)
+	if len(r.pending) > 0 {
+		r.pending = r.pending[:0]
+		return
+	}
+	timerCtx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	summary := fmt.Sprintf("resync in %s unless a watch event arrives", d)
+	if r.state.Waiting != "" {
+		summary = fmt.Sprintf("wait: %s (re-check in %s)", r.state.Waiting, d)
+	}
+	if len(summary) > 200 {
+		summary = summary[:197] + "..."
+	}
+	timer := workflow.NewTimerWithOptions(timerCtx, d, workflow.TimerOptions{Summary: summary})
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
+		var ev ClusterEvent
+		c.Receive(ctx, &ev)
+	})
+	sel.AddFuture(timer, func(workflow.Future) {})
+	sel.Select(ctx)
+	r.drain(ctx, events)
+	r.pending = r.pending[:0]
+}
