@@ -1,0 +1,184 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// reconcileInfraCluster plays an infrastructure provider: after the provision delay the cluster
+// gets a control plane endpoint and status.ready.
+func (p *Provider) reconcileInfraCluster(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, SimClusters, u); done {
+		return after, err
+	}
+	st := map[string]any{"observedGeneration": u.GetGeneration()}
+	if p.setting(ctx, u, FailProvisioning) == "true" {
+		return 0, p.updateStatus(ctx, SimClusters, u, failure(st))
+	}
+	ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+	if !ok {
+		return left, p.updateStatus(ctx, SimClusters, u, map[string]any{"ready": false})
+	}
+	if host, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneEndpoint", "host"); host == "" {
+		if err := unstructured.SetNestedMap(u.Object, map[string]any{"host": u.GetName() + ".sim.topoflow.local", "port": int64(6443)}, "spec", "controlPlaneEndpoint"); err != nil {
+			return 0, err
+		}
+		_, err := p.dyn.Resource(SimClusters).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
+		return 0, err
+	}
+	st["ready"] = true
+	st["failureReason"], st["failureMessage"] = nil, nil
+	return 0, p.updateStatus(ctx, SimClusters, u, st)
+}
+
+// reconcileInfraMachinePool plays an infrastructure machine pool.
+func (p *Provider) reconcileInfraMachinePool(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, SimMachinePools, u); done {
+		return after, err
+	}
+	ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+	if !ok {
+		return left, nil
+	}
+	return 0, p.updateStatus(ctx, SimMachinePools, u, map[string]any{"ready": true})
+}
+
+// reconcileControlPlane plays a control plane provider. Like KubeadmControlPlane it waits for the
+// Cluster's infrastructure to be ready (seed 004), initializes after the provision delay, and
+// rolls a version or machine template change out over the rollout duration; status.version is the
+// lowest version of its machines, so it moves only when the rollout is done.
+func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, SimControlPlanes, u); done {
+		return after, err
+	}
+	st := map[string]any{"observedGeneration": u.GetGeneration()}
+	if p.setting(ctx, u, FailProvisioning) == "true" {
+		st["initialized"] = false
+		return 0, p.updateStatus(ctx, SimControlPlanes, u, failure(st))
+	}
+	desired := int64Or(u, 1, "spec", "replicas")
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+	initialized, _, _ := unstructured.NestedBool(u.Object, "status", "initialized")
+
+	if !initialized {
+		cluster := u.GetLabels()[clusterNameLabel]
+		c, err := p.dyn.Resource(Clusters).Namespace(u.GetNamespace()).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return time.Second, nil
+		}
+		if ready, _, _ := unstructured.NestedBool(c.Object, "status", "infrastructureReady"); !ready {
+			return time.Second, p.updateStatus(ctx, SimControlPlanes, u, map[string]any{"initialized": false, "ready": false})
+		}
+		ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+		if !ok {
+			return left, nil
+		}
+		p.progress(ctx, u, rolloutTarget(u))
+		p.recordVersion(u, version)
+		st["initialized"], st["ready"], st["version"] = true, true, version
+		st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, desired, int64(0)
+		return 0, p.updateStatus(ctx, SimControlPlanes, u, st)
+	}
+
+	done, left := p.progress(ctx, u, rolloutTarget(u))
+	st["replicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, int64(0)
+	if done {
+		if cur, _, _ := unstructured.NestedString(u.Object, "status", "version"); cur != version {
+			p.recordVersion(u, version)
+		}
+		st["version"], st["updatedReplicas"] = version, desired
+	} else {
+		st["updatedReplicas"] = int64(0)
+	}
+	return left, p.updateStatus(ctx, SimControlPlanes, u, st)
+}
+
+// rolloutTarget is what a control plane rolls out when it changes: version and machine template.
+func rolloutTarget(u *unstructured.Unstructured) string {
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+	mt, _, _ := unstructured.NestedMap(u.Object, "spec", "machineTemplate", "infrastructureRef")
+	return hashOf([]any{version, mt})
+}
+
+// reconcileMachineDeployment plays Cluster API's MachineDeployment controller: replicas follow
+// spec at once; a template change (version, templates, labels) rolls out over the rollout duration.
+func (p *Provider) reconcileMachineDeployment(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, MachineDeployments, u); done {
+		return after, err
+	}
+	desired := int64Or(u, 1, "spec", "replicas")
+	tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version")
+	first := !p.seen(u)
+	done, left := p.progress(ctx, u, hashOf(tmpl))
+	st := map[string]any{
+		"observedGeneration":  u.GetGeneration(),
+		"selector":            selectorString(u),
+		"replicas":            desired,
+		"readyReplicas":       desired,
+		"availableReplicas":   desired,
+		"unavailableReplicas": int64(0),
+		"phase":               "Running",
+	}
+	if done {
+		st["updatedReplicas"] = desired
+		if first || p.versionChanged(u, version) {
+			p.recordVersion(u, version)
+		}
+	} else {
+		st["updatedReplicas"] = int64(0)
+		st["phase"] = "ScalingUp"
+	}
+	return left, p.updateStatus(ctx, MachineDeployments, u, st)
+}
+
+// reconcileMachinePool plays Cluster API's MachinePool controller.
+func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, MachinePools, u); done {
+		return after, err
+	}
+	desired := int64Or(u, 1, "spec", "replicas")
+	tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version")
+	first := !p.seen(u)
+	done, left := p.progress(ctx, u, hashOf(tmpl))
+	st := map[string]any{
+		"observedGeneration":  u.GetGeneration(),
+		"replicas":            desired,
+		"readyReplicas":       desired,
+		"availableReplicas":   desired,
+		"unavailableReplicas": int64(0),
+		"bootstrapReady":      true,
+		"infrastructureReady": true,
+		"phase":               "Running",
+	}
+	if !done {
+		st["phase"] = "ScalingUp"
+	} else if first || p.versionChanged(u, version) {
+		p.recordVersion(u, version)
+	}
+	return left, p.updateStatus(ctx, MachinePools, u, st)
+}
+
+func (p *Provider) seen(u *unstructured.Unstructured) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.rollouts[u.GetUID()]
+	return ok
+}
+
+// versionChanged reports whether version differs from the last one recorded for the object.
+func (p *Provider) versionChanged(u *unstructured.Unstructured, version string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.transitions) - 1; i >= 0; i-- {
+		t := p.transitions[i]
+		if t.Kind == u.GetKind() && t.Name == u.GetName() {
+			return t.Version != version
+		}
+	}
+	return true
+}
