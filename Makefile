@@ -1,0 +1,20 @@
+# topoflow: the two commands a newcomer needs are `make up` and `make test`.
+.PHONY: up down purge test generate build
+
+up: ## bring up etcd, kube-apiserver, Temporal; run topoflow with a sample Cluster
+	./deploy/stack/run.sh
+
+down: ## stop everything (state is kept)
+	./deploy/stack/down.sh
+
+purge: ## stop everything and delete local state
+	./deploy/stack/down.sh --purge
+
+test: ## all tests: checks, unit tests, integration tests on a real stack
+	./tests/run.sh
+
+generate: ## regenerate deepcopy functions and CRDs from model/api
+	./deploy/generate.sh
+
+build:
+	go build -o bin/ ./cmd/worker ./cmd/starter ./tests/sim/cmd/simprovider

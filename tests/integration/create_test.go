@@ -1,0 +1,276 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/workflows"
+)
+
+const (
+	classFile   = "deploy/samples/clusterclass.yaml"
+	clusterFile = "deploy/samples/cluster.yaml"
+)
+
+// TestCreateClusterFromClass applies the sample ClusterClass and Cluster and checks that every
+// topology object exists with Cluster API's names, labels, references, replicas and version, that
+// the Cluster reaches Provisioned, and that its workflow is visible through the Temporal client.
+func TestCreateClusterFromClass(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+
+	c := e.waitReconciled("demo", 90*time.Second)
+	assert.True(t, c.Status.InfrastructureReady)
+	assert.True(t, c.Status.ControlPlaneReady)
+	require.NotNil(t, c.Status.Conditions.Get("TopologyReconciled"))
+	assert.Equal(t, corev1.ConditionTrue, c.Status.Conditions.Get("TopologyReconciled").Status)
+	assert.Equal(t, "demo-", c.Spec.ControlPlaneEndpoint.Host[:5], "endpoint copied from the infrastructure cluster")
+	assert.EqualValues(t, 6443, c.Spec.ControlPlaneEndpoint.Port)
+
+	owned := func(u *unstructured.Unstructured) {
+		t.Helper()
+		assert.Equal(t, "demo", u.GetLabels()[labels.ClusterName], "%s %s cluster-name label", u.GetKind(), u.GetName())
+		_, ok := u.GetLabels()[labels.TopologyOwned]
+		assert.True(t, ok, "%s %s topology owned label", u.GetKind(), u.GetName())
+		require.Len(t, u.GetOwnerReferences(), 1)
+		assert.Equal(t, "Cluster", u.GetOwnerReferences()[0].Kind)
+		assert.Equal(t, c.UID, u.GetOwnerReferences()[0].UID)
+	}
+	clonedFrom := func(u *unstructured.Unstructured, name, groupKind string) {
+		t.Helper()
+		assert.Equal(t, name, u.GetAnnotations()[labels.ClonedFromName], "%s %s cloned-from-name", u.GetKind(), u.GetName())
+		assert.Equal(t, groupKind, u.GetAnnotations()[labels.ClonedFromGroupKind], "%s %s cloned-from-groupkind", u.GetKind(), u.GetName())
+	}
+
+	// Infrastructure cluster: cloned from the class template, named by the default strategy.
+	require.NotNil(t, c.Spec.InfrastructureRef)
+	assert.Equal(t, "SimCluster", c.Spec.InfrastructureRef.Kind)
+	assert.Regexp(t, `^demo-[bcdfghjklmnpqrstvwxz2456789]{5}$`, c.Spec.InfrastructureRef.Name)
+	infra := e.get(c.Spec.InfrastructureRef)
+	owned(infra)
+	clonedFrom(infra, "quick-start-cluster", "SimClusterTemplate.infrastructure.cluster.x-k8s.io")
+	region, _, _ := unstructured.NestedString(infra.Object, "spec", "region")
+	assert.Equal(t, "sim-east-1", region, "template spec copied")
+
+	// Control plane: version and replicas from the topology, metadata merged (topology wins).
+	require.NotNil(t, c.Spec.ControlPlaneRef)
+	cp := e.get(c.Spec.ControlPlaneRef)
+	owned(cp)
+	clonedFrom(cp, "quick-start-control-plane", "SimControlPlaneTemplate.controlplane.cluster.x-k8s.io")
+	st, err := contract.ReadControlPlane(cp)
+	require.NoError(t, err)
+	assert.Equal(t, "v1.31.2", st.DesiredVersion)
+	assert.Equal(t, "v1.31.2", st.Version)
+	require.NotNil(t, st.DesiredReplicas)
+	assert.EqualValues(t, 3, *st.DesiredReplicas)
+	assert.True(t, st.Initialized)
+	assert.Equal(t, "control-plane", cp.GetLabels()["tier"])
+	assert.Equal(t, "from-class", cp.GetLabels()["class-cp-label"])
+	machineLabels, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "machineTemplate", "metadata", "labels")
+	assert.Equal(t, map[string]string{"tier": "control-plane", "class-cp-label": "from-class"}, machineLabels)
+
+	// Control plane machine template: a clone named <cluster>-control-plane-<random>.
+	cpInfraRef, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef)
+	require.NoError(t, err)
+	require.NotNil(t, cpInfraRef)
+	assert.Regexp(t, `^demo-control-plane-[bcdfghjklmnpqrstvwxz2456789]{5}$`, cpInfraRef.Name)
+	cpInfra := e.get(cpInfraRef)
+	owned(cpInfra)
+	clonedFrom(cpInfra, "quick-start-control-plane-machine", "SimMachineTemplate.infrastructure.cluster.x-k8s.io")
+
+	// MachineDeployments: one per topology entry, with templates cloned per pool.
+	mds := e.list(kube.MachineDeployments, labels.ClusterName+"=demo")
+	require.Len(t, mds, 2)
+	byPool := map[string]*clusterv1.MachineDeployment{}
+	for i := range mds {
+		md := &clusterv1.MachineDeployment{}
+		require.NoError(t, decode.FromUnstructured(&mds[i], md))
+		owned(&mds[i])
+		byPool[md.Labels[labels.MachineDeploymentName]] = md
+	}
+	for pool, want := range map[string]struct {
+		replicas int32
+		labels   map[string]string
+	}{
+		"md-0": {2, map[string]string{"pool": "general", "class-md-label": "from-class"}},
+		"md-1": {1, map[string]string{"class-md-label": "from-class"}},
+	} {
+		md := byPool[pool]
+		require.NotNil(t, md, "MachineDeployment for pool %s", pool)
+		assert.Regexp(t, `^demo-`+pool+`-[bcdfghjklmnpqrstvwxz2456789]{5}$`, md.Name)
+		assert.Equal(t, "demo", md.Spec.ClusterName)
+		require.NotNil(t, md.Spec.Replicas)
+		assert.Equal(t, want.replicas, *md.Spec.Replicas, pool)
+		require.NotNil(t, md.Spec.Template.Spec.Version)
+		assert.Equal(t, "v1.31.2", *md.Spec.Template.Spec.Version)
+		assert.Equal(t, map[string]string{labels.ClusterName: "demo", labels.TopologyOwned: "", labels.MachineDeploymentName: pool}, md.Spec.Selector.MatchLabels)
+		for k, v := range want.labels {
+			assert.Equal(t, v, md.Labels[k], "%s label %s", pool, k)
+			assert.Equal(t, v, md.Spec.Template.ObjectMeta.Labels[k], "%s machine label %s", pool, k)
+		}
+		boot := e.get(md.Spec.Template.Spec.Bootstrap.ConfigRef)
+		owned(boot)
+		assert.Equal(t, pool, boot.GetLabels()[labels.MachineDeploymentName])
+		clonedFrom(boot, "quick-start-default-worker-bootstrap", "SimConfigTemplate.bootstrap.cluster.x-k8s.io")
+		infraTmpl := e.get(&md.Spec.Template.Spec.InfrastructureRef)
+		owned(infraTmpl)
+		clonedFrom(infraTmpl, "quick-start-default-worker-machine", "SimMachineTemplate.infrastructure.cluster.x-k8s.io")
+	}
+
+	// The workflow is visible through the Temporal client, with its search attributes.
+	id := workflows.WorkflowID(e.ns, "demo")
+	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	require.NoError(t, err)
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.WorkflowExecutionInfo.Status)
+	assert.Equal(t, workflows.ClusterWorkflowType, desc.WorkflowExecutionInfo.Type.Name)
+	e.eventually(10*time.Second, "search attribute TopoflowPhase=Provisioned", func() (bool, string) {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		got := string(d.WorkflowExecutionInfo.SearchAttributes.GetIndexedFields()["TopoflowPhase"].GetData())
+		return got == `"Provisioned"`, got
+	})
+	e.eventually(10*time.Second, "query state settled", func() (bool, string) {
+		v, err := tc.QueryWorkflow(context.Background(), id, "", workflows.QueryState)
+		if err != nil {
+			return false, err.Error()
+		}
+		var s workflows.State
+		if err := v.Get(&s); err != nil {
+			return false, err.Error()
+		}
+		return s.Step == "settled" && s.Phase == clusterv1.ClusterPhaseProvisioned && s.Class == "quick-start", fmt.Sprintf("%+v", s)
+	})
+
+	// Day 2: scale a pool, change a pool's labels, add a pool; the same path applies them.
+	c = e.cluster("demo")
+	c.Spec.Topology.Workers.MachineDeployments[1].Replicas = ptr(int32(4))
+	c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Labels["pool"] = "renamed"
+	c.Spec.Topology.Workers.MachineDeployments = append(c.Spec.Topology.Workers.MachineDeployments,
+		clusterv1.MachineDeploymentTopology{Class: "default-worker", Name: "md-2", Replicas: ptr(int32(1))})
+	e.updateTopology(c)
+	e.eventually(60*time.Second, "day-2 changes applied", func() (bool, string) {
+		got := map[string]string{}
+		for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+			r, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+			got[u.GetLabels()[labels.MachineDeploymentName]] = fmt.Sprintf("%d/%s", r, u.GetLabels()["pool"])
+		}
+		want := map[string]string{"md-0": "2/renamed", "md-1": "4/", "md-2": "1/"}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+	})
+}
+
+// TestMissingClassThenTemplate: a Cluster naming a missing ClusterClass gets a condition naming it;
+// once the class appears but references a missing template, the condition names the template;
+// when the template appears, the Cluster converges. The workflow stays alive throughout.
+func TestMissingClassThenTemplate(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(clusterFile)
+	id := workflows.WorkflowID(e.ns, "demo")
+
+	e.eventually(30*time.Second, "missing ClusterClass reported", func() (bool, string) {
+		c := e.cluster("demo")
+		cond := c.Status.Conditions.Get("TopologyReconciled")
+		if cond == nil {
+			return false, "no TopologyReconciled condition"
+		}
+		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.class) not found", e.ns)
+		return cond.Status == corev1.ConditionFalse && cond.Reason == "TopologyReconcileFailed" && cond.Message == want &&
+			c.Status.Phase == clusterv1.ClusterPhasePending, fmt.Sprintf("phase=%s %v", c.Status.Phase, conditionSummary(c.Status.Conditions))
+	})
+	assertRunning(t, id)
+
+	// The class arrives, but one worker template is still missing.
+	e.applyFile(classFile, func(u *unstructured.Unstructured) {
+		if u.GetName() == "quick-start-default-worker-machine" {
+			u.SetKind("")
+		}
+	})
+	e.eventually(30*time.Second, "missing template reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		if cond == nil {
+			return false, "no condition"
+		}
+		return cond.Status == corev1.ConditionFalse &&
+			strings.Contains(cond.Message, "SimMachineTemplate "+e.ns+"/quick-start-default-worker-machine") &&
+			strings.Contains(cond.Message, "spec.workers.machineDeployments[class=default-worker].template.infrastructure.ref"), cond.Message
+	})
+	assertRunning(t, id)
+
+	// The template arrives: the workflow converges without any change to the Cluster.
+	e.applyFile(classFile, onlyKinds("SimMachineTemplate"))
+	e.waitReconciled("demo", 90*time.Second)
+	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2)
+	assertRunning(t, id)
+}
+
+// TestProvisioningWaitsForProviders: with slow providers, the Cluster goes Pending/Provisioning
+// -> Provisioned only after the infrastructure is ready, and no MachineDeployment exists before
+// the control plane is initialized.
+func TestProvisioningWaitsForProviders(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			u.SetAnnotations(map[string]string{"sim.topoflow.dev/provision-delay": "4s"})
+		}
+	})
+	c := e.waitPhase("demo", clusterv1.ClusterPhaseProvisioning, 20*time.Second)
+	assert.False(t, c.Status.InfrastructureReady)
+	assert.Empty(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), "workers wait for the control plane")
+	cond := c.Status.Conditions.Get("TopologyReconciled")
+	require.NotNil(t, cond)
+	assert.Equal(t, "MachineDeploymentsCreatePending", cond.Reason)
+
+	c = e.waitReconciled("demo", 60*time.Second)
+	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2)
+	cp := e.get(c.Spec.ControlPlaneRef)
+	st, err := contract.ReadControlPlane(cp)
+	require.NoError(t, err)
+	assert.True(t, st.Initialized)
+}
+
+func assertRunning(t *testing.T, id string) {
+	t.Helper()
+	d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.WorkflowExecutionInfo.Status, "workflow %s", id)
+}
+
+// updateTopology applies the Cluster's spec.topology as the test's field manager (the same
+// manager that created it, so removed list entries are removed).
+func (e *env) updateTopology(c *clusterv1.Cluster) {
+	e.t.Helper()
+	u, err := desired.ToIntent(c)
+	require.NoError(e.t, err)
+	topo, _, err := unstructured.NestedMap(u.Object, "spec", "topology")
+	require.NoError(e.t, err)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
+		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace},
+		"spec":     map[string]any{"topology": topo},
+	}}
+	_, err = kc.Apply(e.ctx, obj, "integration-test")
+	require.NoError(e.t, err)
+}
+
+func ptr[T any](v T) *T { return &v }
