@@ -31,7 +31,7 @@ func (e *FieldError) Error() string {
 
 // Strict decodes one YAML or JSON document into out, failing on unknown or duplicate fields.
 func Strict(data []byte, out any) error {
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("not valid YAML or JSON: %w", err)
 	}
@@ -79,7 +79,7 @@ func Documents(r io.Reader) ([]*unstructured.Unstructured, error) {
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 			continue
 		}
-		js, err := yaml.YAMLToJSON(doc)
+		js, err := yaml.YAMLToJSONStrict(doc)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: not valid YAML: %w", i, err)
 		}

@@ -1,0 +1,49 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+func TestHandlerPath(t *testing.T) {
+	assert.Equal(t, "/hooks.runtime.cluster.x-k8s.io/v1alpha1/beforeclustercreate/my-handler", HandlerPath(BeforeClusterCreate, "my-handler"))
+	assert.Equal(t, "/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery", HandlerPath(Discovery, ""))
+}
+
+func TestWireShapes(t *testing.T) {
+	// A blocking hook's answer as an extension sends it.
+	var resp RetryResponse
+	require.NoError(t, json.Unmarshal([]byte(`{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"BeforeClusterCreateResponse","status":"Success","message":"wait","retryAfterSeconds":30}`), &resp))
+	assert.Equal(t, ResponseStatusSuccess, resp.Status)
+	assert.EqualValues(t, 30, resp.RetryAfterSeconds)
+	assert.Equal(t, "wait", resp.Message)
+
+	req := BeforeClusterUpgradeRequest{
+		TypeMeta:              metav1.TypeMeta{APIVersion: APIVersion, Kind: "BeforeClusterUpgradeRequest"},
+		CommonRequest:         CommonRequest{Settings: map[string]string{"k": "v"}},
+		Cluster:               clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}},
+		FromKubernetesVersion: "v1.30.5",
+		ToKubernetesVersion:   "v1.32.1",
+	}
+	js, err := json.Marshal(req)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js, &m))
+	for _, k := range []string{"apiVersion", "kind", "settings", "cluster", "fromKubernetesVersion", "toKubernetesVersion"} {
+		assert.Contains(t, m, k)
+	}
+	assert.NotContains(t, m, "controlPlaneUpgrades", "empty plan steps are omitted")
+	assert.Equal(t, "c", m["cluster"].(map[string]any)["metadata"].(map[string]any)["name"])
+
+	var disco DiscoveryResponse
+	require.NoError(t, json.Unmarshal([]byte(`{"status":"Success","handlers":[{"name":"h","requestHook":{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","hook":"BeforeClusterCreate"},"timeoutSeconds":10,"failurePolicy":"Fail"}]}`), &disco))
+	require.Len(t, disco.Handlers, 1)
+	assert.Equal(t, "BeforeClusterCreate", disco.Handlers[0].RequestHook.Hook)
+	assert.EqualValues(t, 10, *disco.Handlers[0].TimeoutSeconds)
+}

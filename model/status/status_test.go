@@ -1,0 +1,61 @@
+package status
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+func TestPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Facts
+		want string
+	}{
+		{"nothing yet", Facts{}, clusterv1.ClusterPhasePending},
+		{"refs set, infrastructure provisioning", Facts{RefsSet: true}, clusterv1.ClusterPhaseProvisioning},
+		{"infrastructure ready, no endpoint yet", Facts{RefsSet: true, InfrastructureReady: true}, clusterv1.ClusterPhaseProvisioning},
+		{"ready with endpoint", Facts{RefsSet: true, InfrastructureReady: true, EndpointValid: true}, clusterv1.ClusterPhaseProvisioned},
+		{"endpoint without ready infrastructure", Facts{RefsSet: true, EndpointValid: true}, clusterv1.ClusterPhaseProvisioning},
+		{"failed", Facts{RefsSet: true, Failed: true}, clusterv1.ClusterPhaseFailed},
+		{"deleting wins", Facts{Deleting: true, Failed: true, RefsSet: true}, clusterv1.ClusterPhaseDeleting},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, Phase(tc.f)) })
+	}
+}
+
+func TestMerge(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Hour)
+	current := clusterv1.Conditions{
+		{Type: "Ready", Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
+		{Type: TopologyReconciled, Status: corev1.ConditionFalse, Reason: "x", LastTransitionTime: metav1.NewTime(t0)},
+		{Type: InfrastructureReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
+	}
+	got := Merge(current, []Condition{
+		True(TopologyReconciled),
+		True(InfrastructureReady),
+		False(ControlPlaneReady, "Waiting", clusterv1.ConditionSeverityInfo, "msg"),
+	}, t1)
+
+	require.Len(t, got, 4)
+	assert.Equal(t, clusterv1.ConditionType("Ready"), got[0].Type, "Ready stays first")
+	assert.Equal(t, []clusterv1.ConditionType{"Ready", ControlPlaneReady, InfrastructureReady, TopologyReconciled},
+		[]clusterv1.ConditionType{got[0].Type, got[1].Type, got[2].Type, got[3].Type})
+	tr := got.Get(TopologyReconciled)
+	assert.Equal(t, corev1.ConditionTrue, tr.Status)
+	assert.Equal(t, t1, tr.LastTransitionTime.Time, "status changed: new transition time")
+	assert.Empty(t, tr.Reason)
+	assert.Equal(t, t0, got.Get(InfrastructureReady).LastTransitionTime.Time, "unchanged status keeps its time")
+	cp := got.Get(ControlPlaneReady)
+	assert.Equal(t, clusterv1.ConditionSeverityInfo, cp.Severity)
+	assert.Equal(t, "msg", cp.Message)
+	assert.Equal(t, t1, cp.LastTransitionTime.Time)
+	assert.Equal(t, corev1.ConditionFalse, current.Get(TopologyReconciled).Status, "input not modified")
+}
