@@ -1,0 +1,213 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/topoflow/topoflow/activities"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/status"
+)
+
+var ref = activities.ClusterRef{Namespace: "ns", Name: "c1"}
+
+// fakeWorld scripts what the activities see, and records what the workflow asked of them.
+type fakeWorld struct {
+	mu          sync.Mutex
+	gone        bool
+	missing     string // non-empty: ApplyTopology fails with MissingDependency
+	infraReady  bool
+	cpInit      bool
+	calls       []string
+	statuses    []activities.StatusInput
+	workerScope int
+}
+
+func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, "apply "+string(in.Scope))
+	if w.gone {
+		return &activities.ApplyResult{ClusterGone: true}, nil
+	}
+	if w.missing != "" {
+		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
+	}
+	if in.Scope == activities.ScopeWorkers {
+		w.workerScope++
+	}
+	return &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"}}, nil
+}
+
+func (w *fakeWorld) observe(_ context.Context, in activities.ObserveInput) (*activities.Provisioning, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, "observe")
+	p := &activities.Provisioning{ClusterGone: w.gone, RefsSet: w.missing == "", InfrastructureReady: w.infraReady, ControlPlaneInitialized: w.cpInit, ControlPlaneReady: w.cpInit}
+	if w.infraReady {
+		p.Endpoint = &activities.Endpoint{Host: "h", Port: 6443}
+	}
+	return p, nil
+}
+
+func (w *fakeWorld) setStatus(_ context.Context, in activities.StatusInput) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, "status "+in.Phase)
+	w.statuses = append(w.statuses, in)
+	return true, nil
+}
+
+func (w *fakeWorld) set(f func(*fakeWorld)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w)
+}
+
+func (w *fakeWorld) lastStatus() activities.StatusInput {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.statuses[len(w.statuses)-1]
+}
+
+func topologyCondition(in activities.StatusInput) status.Condition {
+	for _, c := range in.Conditions {
+		if c.Type == status.TopologyReconciled {
+			return c
+		}
+	}
+	return status.Condition{}
+}
+
+func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
+	env.RegisterActivity(&activities.Activities{})
+	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(w.apply)
+	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
+	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
+	return env
+}
+
+func signal(env *testsuite.TestWorkflowEnvironment, after time.Duration, f func()) {
+	env.RegisterDelayedCallback(func() {
+		f()
+		env.SignalWorkflow(SignalClusterEvent, ClusterEvent{Source: "test"})
+	}, after)
+}
+
+func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryState)
+	require.NoError(t, err)
+	var s State
+	require.NoError(t, v.Get(&s))
+	return s
+}
+
+// TestCreateWaitsForProvidersThenAppliesWorkers follows the create steps: control plane applied,
+// workers held until infrastructure is ready and the control plane initialized, then applied.
+func TestCreateWaitsForProvidersThenAppliesWorkers(t *testing.T) {
+	w := &fakeWorld{}
+	env := newEnv(t, w)
+	var midState State
+	signal(env, time.Second, func() {
+		midState = queryState(t, env)
+		assert.Equal(t, 0, w.workerScope, "no workers before the control plane is initialized")
+		st := w.lastStatus()
+		assert.Equal(t, clusterv1.ClusterPhaseProvisioning, st.Phase)
+		cond := topologyCondition(st)
+		assert.Equal(t, status.ReasonMachineDeploymentsCreatePending, cond.Reason)
+		assert.Contains(t, cond.Message, "md-0")
+		assert.Contains(t, cond.Message, "waiting for infrastructure to be ready")
+		w.set(func(w *fakeWorld) { w.infraReady, w.cpInit = true, true })
+	})
+	signal(env, 2*time.Second, func() {
+		st := w.lastStatus()
+		assert.Equal(t, clusterv1.ClusterPhaseProvisioned, st.Phase)
+		assert.True(t, topologyCondition(st).Status)
+		assert.EqualValues(t, 2, st.ObservedGeneration)
+		require.NotNil(t, st.Endpoint, "endpoint handed to the Cluster")
+		assert.Equal(t, "settled", queryState(t, env).Step)
+		w.set(func(w *fakeWorld) { w.gone = true })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	assert.Equal(t, "wait for providers", midState.Step)
+	assert.Contains(t, midState.Waiting, "infrastructure")
+	assert.Equal(t, 1, w.workerScope)
+	assert.Equal(t, []string{
+		"apply ControlPlane", "observe", "status Provisioning", // pass 1: wait
+		"apply ControlPlane", "observe", "apply Workers", "status Provisioned", // pass 2: workers
+		"apply ControlPlane", // pass 3: the Cluster is gone
+	}, w.calls)
+}
+
+// TestMissingDependencyBlocksThenRecovers: a missing ClusterClass is reported on the Cluster and
+// the workflow keeps running; when the class appears (an event), it converges.
+func TestMissingDependencyBlocksThenRecovers(t *testing.T) {
+	w := &fakeWorld{missing: "ClusterClass ns/quick-start (spec.topology.class) not found"}
+	env := newEnv(t, w)
+	signal(env, time.Second, func() {
+		st := w.lastStatus()
+		assert.Equal(t, clusterv1.ClusterPhasePending, st.Phase)
+		cond := topologyCondition(st)
+		assert.False(t, cond.Status)
+		assert.Equal(t, status.ReasonReconcileFailed, cond.Reason)
+		assert.Equal(t, clusterv1.ConditionSeverityError, cond.Severity)
+		assert.Equal(t, "ClusterClass ns/quick-start (spec.topology.class) not found", cond.Message)
+		s := queryState(t, env)
+		assert.Equal(t, "blocked", s.Step)
+		assert.Contains(t, s.LastError, "not found")
+		w.set(func(w *fakeWorld) { w.missing, w.infraReady, w.cpInit = "", true, true })
+	})
+	signal(env, 2*time.Second, func() {
+		assert.True(t, topologyCondition(w.lastStatus()).Status)
+		assert.Empty(t, queryState(t, env).LastError)
+		w.set(func(w *fakeWorld) { w.gone = true })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 1, w.workerScope)
+}
+
+// TestResyncWithoutEvents: with no watch events at all (a missed event), the wait resync still
+// re-checks and the Cluster converges.
+func TestResyncWithoutEvents(t *testing.T) {
+	w := &fakeWorld{}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.infraReady, w.cpInit = true, true }) }, 10*time.Second)
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 1, w.workerScope, "workers applied after the resync saw the providers ready")
+}
+
+// TestContinueAsNew: a run ends with continue-as-new after its pass budget, keeping history small.
+func TestContinueAsNew(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true}
+	env := newEnv(t, w)
+	for i := 1; i <= 3; i++ {
+		signal(env, time.Duration(i)*time.Second, func() {})
+	}
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 3}})
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	assert.Equal(t, 3, w.workerScope)
+}
