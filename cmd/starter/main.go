@@ -8,14 +8,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/topoflow/topoflow/activities/kube"
-	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/cmd/starter/watcher"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -53,39 +51,22 @@ commands:
 
 func runWatch(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	var f setup.Flags
+	f.Register(fs)
 	var (
-		kubeconfig = fs.String("kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or in-cluster)")
-		temporal   = fs.String("temporal-address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS or 127.0.0.1:7233)")
-		namespace  = fs.String("temporal-namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or default)")
-		taskQueue  = fs.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
-		watchNS    = fs.String("namespace", "", "watch only this Kubernetes namespace (default: all)")
-		resync     = fs.Duration("resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
-		debug      = fs.Bool("debug", false, "debug logging")
+		taskQueue = fs.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
+		watchNS   = fs.String("namespace", "", "watch only this Kubernetes namespace (default: all)")
+		resync    = fs.Duration("resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
 	)
 	_ = fs.Parse(args)
-	level := slog.LevelInfo
-	if *debug {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := f.Logger()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := kube.RESTConfig(*kubeconfig)
+	conn, err := f.Connect(ctx, log)
 	if err != nil {
 		return err
 	}
-	kc, err := kube.New(cfg)
-	if err != nil {
-		return err
-	}
-	if err := kc.WaitForAPI(ctx); err != nil {
-		return err
-	}
-	tc, err := temporalx.Dial(ctx, temporalx.Options{Address: *temporal, Namespace: *namespace}, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	return watcher.New(kc, tc, watcher.Options{TaskQueue: *taskQueue, Namespace: *watchNS, Resync: *resync}, log).Run(ctx)
+	defer conn.Temporal.Close()
+	return watcher.New(conn.Kube, conn.Temporal, watcher.Options{TaskQueue: *taskQueue, Namespace: *watchNS, Resync: *resync}, log).Run(ctx)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,8 +13,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/workflows"
 )
 
@@ -27,47 +26,26 @@ func main() {
 }
 
 func run() error {
-	var (
-		kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or in-cluster)")
-		temporal   = flag.String("temporal-address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS or 127.0.0.1:7233)")
-		namespace  = flag.String("temporal-namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or default)")
-		taskQueue  = flag.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
-		debug      = flag.Bool("debug", false, "debug logging")
-	)
+	var f setup.Flags
+	f.Register(flag.CommandLine)
+	taskQueue := flag.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
 	flag.Parse()
-	level := slog.LevelInfo
-	if *debug {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := f.Logger()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	cfg, err := kube.RESTConfig(*kubeconfig)
+	conn, err := f.Connect(ctx, log)
 	if err != nil {
 		return err
 	}
-	kc, err := kube.New(cfg)
-	if err != nil {
-		return err
-	}
-	if err := kc.WaitForAPI(ctx); err != nil {
-		return err
-	}
-	opts := temporalx.Options{Address: *temporal, Namespace: *namespace}.FromEnv()
-	tc, err := temporalx.Dial(ctx, opts, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	if err := temporalx.EnsureKeywordSearchAttributes(ctx, tc, opts.Namespace, workflows.SearchAttributeNames); err != nil {
+	defer conn.Temporal.Close()
+	if err := temporalx.EnsureKeywordSearchAttributes(ctx, conn.Temporal, conn.Options.Namespace, workflows.SearchAttributeNames); err != nil {
 		return err
 	}
 
-	w := worker.New(tc, *taskQueue, worker.Options{})
-	workflows.Register(w, activities.New(kc, log))
-	log.Info("worker running", "temporal", opts.Address, "namespace", opts.Namespace, "taskQueue", *taskQueue, "apiServer", cfg.Host)
+	w := worker.New(conn.Temporal, *taskQueue, worker.Options{})
+	workflows.Register(w, activities.New(conn.Kube, log))
+	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting worker: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // reconcileInfraCluster plays an infrastructure provider: after the provision delay the cluster
@@ -106,38 +107,28 @@ func rolloutTarget(u *unstructured.Unstructured) string {
 // reconcileMachineDeployment plays Cluster API's MachineDeployment controller: replicas follow
 // spec at once; a template change (version, templates, labels) rolls out over the rollout duration.
 func (p *Provider) reconcileMachineDeployment(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
-	if done, after, err := p.lifecycle(ctx, MachineDeployments, u); done {
-		return after, err
-	}
-	desired := int64Or(u, 1, "spec", "replicas")
-	tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
-	version, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version")
-	first := !p.seen(u)
-	done, left := p.progress(ctx, u, hashOf(tmpl))
-	st := map[string]any{
-		"observedGeneration":  u.GetGeneration(),
-		"selector":            selectorString(u),
-		"replicas":            desired,
-		"readyReplicas":       desired,
-		"availableReplicas":   desired,
-		"unavailableReplicas": int64(0),
-		"phase":               "Running",
-	}
-	if done {
+	return p.reconcilePool(ctx, MachineDeployments, u, func(st map[string]any, desired int64, done bool) {
+		st["selector"] = selectorString(u)
 		st["updatedReplicas"] = desired
-		if first || p.versionChanged(u, version) {
-			p.recordVersion(u, version)
+		if !done {
+			st["updatedReplicas"] = int64(0)
 		}
-	} else {
-		st["updatedReplicas"] = int64(0)
-		st["phase"] = "ScalingUp"
-	}
-	return left, p.updateStatus(ctx, MachineDeployments, u, st)
+	})
 }
 
 // reconcileMachinePool plays Cluster API's MachinePool controller.
 func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
-	if done, after, err := p.lifecycle(ctx, MachinePools, u); done {
+	return p.reconcilePool(ctx, MachinePools, u, func(st map[string]any, _ int64, _ bool) {
+		st["bootstrapReady"], st["infrastructureReady"] = true, true
+	})
+}
+
+// reconcilePool is what MachineDeployments and MachinePools share: replicas follow spec at once,
+// a change of spec.template rolls out over the rollout duration, and the version reached is
+// recorded when a rollout finishes. kindStatus adds the kind's own status fields.
+func (p *Provider) reconcilePool(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured,
+	kindStatus func(st map[string]any, desired int64, done bool)) (time.Duration, error) {
+	if done, after, err := p.lifecycle(ctx, gvr, u); done {
 		return after, err
 	}
 	desired := int64Or(u, 1, "spec", "replicas")
@@ -151,8 +142,6 @@ func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Uns
 		"readyReplicas":       desired,
 		"availableReplicas":   desired,
 		"unavailableReplicas": int64(0),
-		"bootstrapReady":      true,
-		"infrastructureReady": true,
 		"phase":               "Running",
 	}
 	if !done {
@@ -160,7 +149,8 @@ func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Uns
 	} else if first || p.versionChanged(u, version) {
 		p.recordVersion(u, version)
 	}
-	return left, p.updateStatus(ctx, MachinePools, u, st)
+	kindStatus(st, desired, done)
+	return left, p.updateStatus(ctx, gvr, u, st)
 }
 
 func (p *Provider) seen(u *unstructured.Unstructured) bool {
