@@ -1,0 +1,298 @@
+// Package variables defaults and validates ClusterClass variables, the way Cluster API does: each
+// variable's openAPIV3Schema is compiled with the Kubernetes CRD schema libraries (so types,
+// formats, patterns, bounds, enums, defaults and x-kubernetes-* extensions behave as in a CRD),
+// and errors carry field paths such as spec.topology.variables[region].value.
+//
+// CEL rules (x-kubernetes-validations) are decoded but not evaluated yet.
+package variables
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// InlineDefinitionFrom is the "from" of definitions written in the ClusterClass itself.
+const InlineDefinitionFrom = "inline"
+
+// Definition is the effective definition of one variable.
+type Definition struct {
+	Name     string
+	Required bool
+	Schema   clusterv1.JSONSchemaProps
+}
+
+// StatusVariables computes ClusterClass status.variables from the class's inline definitions.
+func StatusVariables(class *clusterv1.ClusterClass) []clusterv1.ClusterClassStatusVariable {
+	out := make([]clusterv1.ClusterClassStatusVariable, 0, len(class.Spec.Variables))
+	for _, v := range class.Spec.Variables {
+		out = append(out, clusterv1.ClusterClassStatusVariable{
+			Name: v.Name,
+			Definitions: []clusterv1.ClusterClassStatusVariableDefinition{{
+				From: InlineDefinitionFrom, Required: v.Required, Metadata: v.Metadata, Schema: *v.Schema.DeepCopy(),
+			}},
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Definitions returns the effective definitions of a class: status.variables when present (they
+// include definitions discovered from extensions), else the inline spec.variables. A variable whose
+// definitions conflict cannot be used and is reported as an error.
+func Definitions(class *clusterv1.ClusterClass) (map[string]Definition, error) {
+	out := map[string]Definition{}
+	if len(class.Status.Variables) > 0 {
+		var conflicts []string
+		for _, v := range class.Status.Variables {
+			if v.DefinitionsConflict || len(v.Definitions) == 0 {
+				conflicts = append(conflicts, v.Name)
+				continue
+			}
+			d := v.Definitions[0]
+			out[v.Name] = Definition{Name: v.Name, Required: d.Required, Schema: d.Schema.OpenAPIV3Schema}
+		}
+		if len(conflicts) > 0 {
+			return out, fmt.Errorf("ClusterClass %s/%s: variables with conflicting definitions: %s", class.Namespace, class.Name, strings.Join(conflicts, ", "))
+		}
+		return out, nil
+	}
+	for _, v := range class.Spec.Variables {
+		out[v.Name] = Definition{Name: v.Name, Required: v.Required, Schema: v.Schema.OpenAPIV3Schema}
+	}
+	return out, nil
+}
+
+// compiled is a variable schema ready for validation and defaulting.
+type compiled struct {
+	validator  validation.SchemaValidator
+	structural *structuralschema.Structural
+	// wrapped is the structural schema of an object holding the variable under its name; defaulting
+	// a top-level value needs a parent object.
+	wrapped *structuralschema.Structural
+}
+
+func toInternal(s *clusterv1.JSONSchemaProps) (*apiextensions.JSONSchemaProps, error) {
+	js, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(js, &v1); err != nil {
+		return nil, err
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+		return nil, err
+	}
+	return &internal, nil
+}
+
+// Compile prepares a definition's schema. Errors name the schema path.
+func compile(d Definition, schemaPath *field.Path) (*compiled, error) {
+	internal, err := toInternal(&d.Schema)
+	if err != nil {
+		return nil, field.Invalid(schemaPath, d.Name, fmt.Sprintf("schema cannot be converted: %v", err))
+	}
+	v, _, err := validation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, field.Invalid(schemaPath, d.Name, fmt.Sprintf("invalid schema: %v", err))
+	}
+	ss, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, field.Invalid(schemaPath, d.Name, fmt.Sprintf("schema is not structural: %v", err))
+	}
+	wrapper := &apiextensions.JSONSchemaProps{Type: "object", Properties: map[string]apiextensions.JSONSchemaProps{d.Name: *internal}}
+	ws, err := structuralschema.NewStructural(wrapper)
+	if err != nil {
+		return nil, field.Invalid(schemaPath, d.Name, fmt.Sprintf("schema is not structural: %v", err))
+	}
+	// The CRD structural rules want an object at the root, so they are checked on the wrapper.
+	if errs := structuralschema.ValidateStructural(nil, ws); len(errs) > 0 {
+		return nil, field.Invalid(schemaPath, d.Name, "schema is not structural: "+errs.ToAggregate().Error())
+	}
+	return &compiled{validator: v, structural: ss, wrapped: ws}, nil
+}
+
+// Cache compiles each definition once; a ClusterClass's definitions are shared by all its Clusters.
+type Cache struct {
+	defs     map[string]Definition
+	compiled map[string]*compiled
+	errs     map[string]error
+}
+
+// NewCache compiles the definitions lazily.
+func NewCache(defs map[string]Definition) *Cache {
+	return &Cache{defs: defs, compiled: map[string]*compiled{}, errs: map[string]error{}}
+}
+
+func (c *Cache) get(name string) (*compiled, error) {
+	if cc, ok := c.compiled[name]; ok {
+		return cc, nil
+	}
+	if err, ok := c.errs[name]; ok {
+		return nil, err
+	}
+	d := c.defs[name]
+	cc, err := compile(d, field.NewPath("spec", "variables").Key(name).Child("schema", "openAPIV3Schema"))
+	if err != nil {
+		c.errs[name] = err
+		return nil, err
+	}
+	c.compiled[name] = cc
+	return cc, nil
+}
+
+// Default returns values with defaults applied: a variable the Cluster does not set gets its
+// schema's top-level default, and set values get defaults for their nested fields. Variables
+// without a default stay unset. Values already set are never changed by a new class default.
+func (c *Cache) Default(values []clusterv1.ClusterVariable, fldPath *field.Path) ([]clusterv1.ClusterVariable, field.ErrorList) {
+	var errs field.ErrorList
+	byName := map[string]int{}
+	out := make([]clusterv1.ClusterVariable, 0, len(values))
+	for _, v := range values {
+		byName[v.Name] = len(out)
+		out = append(out, *v.DeepCopy())
+	}
+	names := make([]string, 0, len(c.defs))
+	for n := range c.defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		cc, err := c.get(name)
+		if err != nil {
+			errs = append(errs, toFieldErr(err))
+			continue
+		}
+		i, set := byName[name]
+		wrapper := map[string]any{}
+		if set {
+			var val any
+			if err := json.Unmarshal(out[i].Value.Raw, &val); err != nil {
+				errs = append(errs, field.Invalid(fldPath.Key(name).Child("value"), string(out[i].Value.Raw), "not valid JSON"))
+				continue
+			}
+			wrapper[name] = val
+		}
+		structuraldefaulting.Default(wrapper, cc.wrapped)
+		val, ok := wrapper[name]
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(val)
+		if err != nil {
+			errs = append(errs, field.InternalError(fldPath.Key(name), err))
+			continue
+		}
+		if set {
+			out[i].Value.Raw = raw
+		} else {
+			out = append(out, clusterv1.ClusterVariable{Name: name, Value: apiextensionsv1.JSON{Raw: raw}})
+		}
+	}
+	return out, errs
+}
+
+// Validate checks values against the definitions. With requireAll, every required variable must
+// be set (Cluster-level variables); overrides leave that check out. Unknown variables, duplicates,
+// values that do not match their schema and fields the schema does not declare are errors.
+func (c *Cache) Validate(values []clusterv1.ClusterVariable, fldPath *field.Path, requireAll bool) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for _, v := range values {
+		p := fldPath.Key(v.Name)
+		if seen[v.Name] {
+			errs = append(errs, field.Duplicate(p, v.Name))
+			continue
+		}
+		seen[v.Name] = true
+		if v.DefinitionFrom != "" {
+			errs = append(errs, field.Invalid(p.Child("definitionFrom"), v.DefinitionFrom, "definitionFrom is deprecated and must not be set"))
+		}
+		if _, ok := c.defs[v.Name]; !ok {
+			errs = append(errs, field.Invalid(p, v.Name, "variable is not defined in the ClusterClass"))
+			continue
+		}
+		cc, err := c.get(v.Name)
+		if err != nil {
+			errs = append(errs, toFieldErr(err))
+			continue
+		}
+		valuePath := p.Child("value")
+		if len(v.Value.Raw) == 0 {
+			errs = append(errs, field.Required(valuePath, "a value is required"))
+			continue
+		}
+		var val any
+		if err := json.Unmarshal(v.Value.Raw, &val); err != nil {
+			errs = append(errs, field.Invalid(valuePath, string(v.Value.Raw), "not valid JSON"))
+			continue
+		}
+		for _, e := range validation.ValidateCustomResource(valuePath, val, cc.validator) {
+			// The schema validator names list items ".[0]"; the API convention is "[0]".
+			e.Field = strings.ReplaceAll(e.Field, ".[", "[")
+			errs = append(errs, e)
+		}
+		pruned := pruning.PruneWithOptions(deepCopyJSON(val), cc.structural, false, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+		if len(pruned) > 0 {
+			sort.Strings(pruned)
+			errs = append(errs, field.Invalid(valuePath, string(v.Value.Raw), "fields not declared in the schema: "+strings.Join(pruned, ", ")))
+		}
+	}
+	if requireAll {
+		names := make([]string, 0, len(c.defs))
+		for n := range c.defs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if c.defs[n].Required && !seen[n] {
+				errs = append(errs, field.Required(fldPath.Key(n), "required variable is not set"))
+			}
+		}
+	}
+	return errs
+}
+
+func toFieldErr(err error) *field.Error {
+	if fe, ok := err.(*field.Error); ok {
+		return fe
+	}
+	return field.InternalError(nil, err)
+}
+
+func deepCopyJSON(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// Values merges Cluster-level values with overrides (overrides win) into name -> decoded value.
+func Values(cluster, overrides []clusterv1.ClusterVariable) (map[string]any, error) {
+	out := map[string]any{}
+	for _, list := range [][]clusterv1.ClusterVariable{cluster, overrides} {
+		for _, v := range list {
+			var val any
+			if len(v.Value.Raw) > 0 {
+				if err := json.Unmarshal(v.Value.Raw, &val); err != nil {
+					return nil, fmt.Errorf("variable %s: value is not valid JSON: %w", v.Name, err)
+				}
+			}
+			out[v.Name] = val
+		}
+	}
+	return out, nil
+}
