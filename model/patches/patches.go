@@ -1,0 +1,359 @@
+// Package patches applies a ClusterClass's inline patches to the templates of one Cluster, the
+// way Cluster API's inline patch generator does:
+//
+//   - a definition's selector matches a template by exact apiVersion and kind, and by role
+//     (matchResources: infrastructureCluster; controlPlane, which covers the control plane
+//     template and its machine template; machineDeploymentClass / machinePoolClass names, with
+//     "*" wildcards);
+//   - enabledIf is a Go template over the variables; the patch applies when it renders "true";
+//   - a JSON patch's value is its value, a variable (with .field and [i] access) or a Go template
+//     rendered with Sprig's hermetic functions and parsed as YAML;
+//   - patches apply in the order the class lists them, and only the template's spec is taken.
+package patches
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// Role is the part a template plays in a Cluster's topology.
+type Role string
+
+// Template roles.
+const (
+	InfrastructureCluster           Role = "InfrastructureCluster"
+	ControlPlane                    Role = "ControlPlane"
+	ControlPlaneInfrastructure      Role = "ControlPlaneInfrastructureMachineTemplate"
+	MachineDeploymentBootstrap      Role = "MachineDeploymentBootstrapTemplate"
+	MachineDeploymentInfrastructure Role = "MachineDeploymentInfrastructureMachineTemplate"
+	MachinePoolBootstrap            Role = "MachinePoolBootstrapTemplate"
+	MachinePoolInfrastructure       Role = "MachinePoolInfrastructureMachinePoolTemplate"
+)
+
+// Target is one template instance of one Cluster: the class template, copied, for a role (and for
+// worker pools, for one pool of the topology).
+type Target struct {
+	Role Role
+	// Class is the MachineDeploymentClass or MachinePoolClass of a worker pool template.
+	Class string
+	// Template is patched in place; only its spec changes.
+	Template *unstructured.Unstructured
+	// Variables are the values for this template: user variables (Cluster-level merged with the
+	// pool's or control plane's overrides) plus "builtin".
+	Variables map[string]any
+}
+
+// Error is a patch failure naming the patch, definition and template.
+type Error struct {
+	Patch    string
+	Template string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("patch %q on %s: %v", e.Patch, e.Template, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Apply applies the inline patches to the targets. External patches are skipped (they are served
+// by Runtime Extensions).
+func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target) error {
+	for pi := range patches {
+		p := &patches[pi]
+		if p.External != nil || len(p.Definitions) == 0 {
+			continue
+		}
+		for _, t := range targets {
+			if err := applyOne(p, t); err != nil {
+				return &Error{Patch: p.Name, Template: describe(t), Err: err}
+			}
+		}
+	}
+	return nil
+}
+
+func describe(t *Target) string {
+	s := fmt.Sprintf("%s %s (%s", t.Template.GetKind(), t.Template.GetName(), t.Role)
+	if t.Class != "" {
+		s += " of class " + t.Class
+	}
+	return s + ")"
+}
+
+func applyOne(p *clusterv1.ClusterClassPatch, t *Target) error {
+	var matching []int
+	for di := range p.Definitions {
+		if Matches(p.Definitions[di].Selector, t) {
+			matching = append(matching, di)
+		}
+	}
+	if len(matching) == 0 {
+		return nil
+	}
+	if p.EnabledIf != nil {
+		enabled, err := IsEnabled(*p.EnabledIf, t.Variables)
+		if err != nil || !enabled {
+			return err
+		}
+	}
+	var ops []map[string]any
+	for _, di := range matching {
+		for ji := range p.Definitions[di].JSONPatches {
+			jp := &p.Definitions[di].JSONPatches[ji]
+			op := map[string]any{"op": jp.Op, "path": jp.Path}
+			if jp.Op != "remove" {
+				v, err := Value(jp, t.Variables)
+				if err != nil {
+					return fmt.Errorf("definitions[%d].jsonPatches[%d] (%s %s): %w", di, ji, jp.Op, jp.Path, err)
+				}
+				op["value"] = v
+			}
+			ops = append(ops, op)
+		}
+	}
+	return patchSpec(t.Template, ops)
+}
+
+// patchSpec applies RFC 6902 operations to the template and keeps only the resulting spec.
+func patchSpec(tmpl *unstructured.Unstructured, ops []map[string]any) error {
+	opsJSON, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	patch, err := jsonpatch.DecodePatch(opsJSON)
+	if err != nil {
+		return fmt.Errorf("invalid JSON patch: %w", err)
+	}
+	doc, err := tmpl.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	patched, err := patch.Apply(doc)
+	if err != nil {
+		return fmt.Errorf("applying JSON patch: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(patched, &out); err != nil {
+		return err
+	}
+	if spec, ok := out["spec"]; ok {
+		tmpl.Object["spec"] = spec
+	} else {
+		delete(tmpl.Object, "spec")
+	}
+	return nil
+}
+
+// Matches reports whether a selector selects the target.
+func Matches(sel clusterv1.PatchSelector, t *Target) bool {
+	if sel.APIVersion != t.Template.GetAPIVersion() || sel.Kind != t.Template.GetKind() {
+		return false
+	}
+	m := sel.MatchResources
+	switch t.Role {
+	case InfrastructureCluster:
+		return m.InfrastructureCluster
+	case ControlPlane, ControlPlaneInfrastructure:
+		return m.ControlPlane
+	case MachineDeploymentBootstrap, MachineDeploymentInfrastructure:
+		return m.MachineDeploymentClass != nil && matchesName(m.MachineDeploymentClass.Names, t.Class)
+	case MachinePoolBootstrap, MachinePoolInfrastructure:
+		return m.MachinePoolClass != nil && matchesName(m.MachinePoolClass.Names, t.Class)
+	}
+	return false
+}
+
+// matchesName matches a class name against names that may hold "*" wildcards ("*", "prefix-*",
+// "*-suffix", "a*b").
+func matchesName(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if wildcard(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func wildcard(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, part := range parts[1:] {
+		last := i == len(parts)-2
+		if last {
+			return strings.HasSuffix(s, part)
+		}
+		idx := strings.Index(s, part)
+		if idx < 0 {
+			return false
+		}
+		s = s[idx+len(part):]
+	}
+	return true
+}
+
+// funcs are Sprig's hermetic functions: no clocks, randomness, environment or network.
+var funcs = sprig.HermeticTxtFuncMap()
+
+func render(tmpl string, vars map[string]any) ([]byte, error) {
+	t, err := template.New("tpl").Funcs(funcs).Parse(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("parsing template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, vars); err != nil {
+		return nil, fmt.Errorf("rendering template: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// IsEnabled renders an enabledIf template: the patch is enabled when it renders "true".
+func IsEnabled(enabledIf string, vars map[string]any) (bool, error) {
+	out, err := render(enabledIf, vars)
+	if err != nil {
+		return false, fmt.Errorf("enabledIf: %w", err)
+	}
+	return strings.TrimSpace(string(out)) == "true", nil
+}
+
+// Value computes a JSON patch's value.
+func Value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
+	switch {
+	case jp.Value != nil && jp.ValueFrom != nil:
+		return nil, fmt.Errorf("value and valueFrom are mutually exclusive")
+	case jp.Value != nil:
+		var v any
+		if err := json.Unmarshal(jp.Value.Raw, &v); err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+		return v, nil
+	case jp.ValueFrom != nil && jp.ValueFrom.Variable != nil && jp.ValueFrom.Template != nil:
+		return nil, fmt.Errorf("valueFrom.variable and valueFrom.template are mutually exclusive")
+	case jp.ValueFrom != nil && jp.ValueFrom.Variable != nil:
+		return Lookup(vars, *jp.ValueFrom.Variable)
+	case jp.ValueFrom != nil && jp.ValueFrom.Template != nil:
+		out, err := render(*jp.ValueFrom.Template, vars)
+		if err != nil {
+			return nil, fmt.Errorf("valueFrom.template: %w", err)
+		}
+		var v any
+		if err := yaml.Unmarshal(out, &v); err != nil {
+			return nil, fmt.Errorf("valueFrom.template: output %q is not YAML or JSON: %w", string(out), err)
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("one of value or valueFrom is required")
+}
+
+// Lookup resolves a variable path such as "httpProxy.url", "dnsServers[0]" or
+// "builtin.controlPlane.version".
+func Lookup(vars map[string]any, path string) (any, error) {
+	segs, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	var cur any = vars
+	walked := ""
+	for _, s := range segs {
+		switch c := cur.(type) {
+		case map[string]any:
+			if s.index >= 0 {
+				return nil, fmt.Errorf("variable %q: %s is an object, not a list", path, orRoot(walked))
+			}
+			v, ok := c[s.key]
+			if !ok {
+				if walked == "" {
+					return nil, fmt.Errorf("variable %q is not set", s.key)
+				}
+				return nil, fmt.Errorf("variable %q: %s has no field %q", path, walked, s.key)
+			}
+			cur = v
+			walked = join(walked, s.key)
+		case []any:
+			if s.index < 0 {
+				return nil, fmt.Errorf("variable %q: %s is a list, not an object", path, walked)
+			}
+			if s.index >= len(c) {
+				return nil, fmt.Errorf("variable %q: index %d out of range (%s has %d items)", path, s.index, walked, len(c))
+			}
+			cur = c[s.index]
+			walked += "[" + strconv.Itoa(s.index) + "]"
+		default:
+			return nil, fmt.Errorf("variable %q: %s is a %T, it has no fields", path, walked, cur)
+		}
+	}
+	return cur, nil
+}
+
+func orRoot(s string) string {
+	if s == "" {
+		return "the variables"
+	}
+	return s
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+type segment struct {
+	key   string
+	index int // -1 for a key
+}
+
+// splitPath parses "a.b[2].c" into segments.
+func splitPath(path string) ([]segment, error) {
+	var out []segment
+	for _, part := range strings.Split(path, ".") {
+		if part == "" {
+			return nil, fmt.Errorf("variable path %q has an empty segment", path)
+		}
+		key := part
+		var idxs []int
+		if i := strings.IndexByte(part, '['); i >= 0 {
+			key = part[:i]
+			rest := part[i:]
+			for rest != "" {
+				end := strings.IndexByte(rest, ']')
+				if rest[0] != '[' || end < 0 {
+					return nil, fmt.Errorf("variable path %q: malformed index in %q", path, part)
+				}
+				n, err := strconv.Atoi(rest[1:end])
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("variable path %q: index %q is not a non-negative integer", path, rest[1:end])
+				}
+				idxs = append(idxs, n)
+				rest = rest[end+1:]
+			}
+		}
+		if key != "" {
+			out = append(out, segment{key: key, index: -1})
+		} else if len(out) == 0 {
+			return nil, fmt.Errorf("variable path %q must start with a name", path)
+		}
+		for _, n := range idxs {
+			out = append(out, segment{index: n})
+		}
+	}
+	return out, nil
+}
