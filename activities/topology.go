@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -61,8 +62,9 @@ type loaded struct {
 	cluster *clusterv1.Cluster
 	class   *clusterv1.ClusterClass
 	input   desired.Input
-	// currentMDs are the topology-owned MachineDeployments of the Cluster.
+	// currentMDs and currentMPs are the topology-owned pools of the Cluster.
 	currentMDs []clusterv1.MachineDeployment
+	currentMPs []clusterv1.MachinePool
 }
 
 // ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
@@ -92,34 +94,25 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 
 	switch in.Scope {
 	case ScopeControlPlane:
+		var cp *unstructured.Unstructured
 		for _, obj := range state.ClusterObjects() {
-			if err := a.apply(ctx, obj, res); err != nil {
+			applied, err := a.apply(ctx, obj, res)
+			if err != nil {
 				return nil, err
+			}
+			if obj == state.ControlPlane {
+				cp = applied
 			}
 		}
 		if err := a.applyClusterRefs(ctx, l.cluster, state); err != nil {
 			return nil, err
 		}
-	case ScopeWorkers:
-		want := map[string]bool{}
-		for _, md := range state.MachineDeployments {
-			objs, err := md.Objects()
-			if err != nil {
-				return nil, invalid(err)
-			}
-			for _, obj := range objs {
-				if err := a.apply(ctx, obj, res); err != nil {
-					return nil, err
-				}
-			}
-			want[md.Object.Name] = true
+		if err := a.applyHealthCheck(ctx, state.ControlPlaneMachineHealthCheck, cp, res); err != nil {
+			return nil, err
 		}
-		for i := range l.currentMDs {
-			if md := &l.currentMDs[i]; !want[md.Name] {
-				if err := a.deleteMachineDeployment(ctx, md, res); err != nil {
-					return nil, err
-				}
-			}
+	case ScopeWorkers:
+		if err := a.applyWorkers(ctx, l, state, res); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, invalid(fmt.Errorf("unknown scope %q", in.Scope))
@@ -182,7 +175,7 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		return nil, nil, missing("ClusterClass %s/%s references templates that do not exist: %s", class.Namespace, class.Name, strings.Join(absent, ", "))
 	}
 
-	current := desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}}
+	current := desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{}}
 	if ref := cluster.Spec.ControlPlaneRef; ref != nil {
 		cp, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
 		switch {
@@ -193,13 +186,22 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			current.ControlPlane = cp
 		}
 	}
-	mds, err := a.ownedMachineDeployments(ctx, cluster)
+	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := range mds {
 		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
 			current.MachineDeployments[name] = &mds[i]
+		}
+	}
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range mps {
+		if name := mps[i].Labels[labels.MachinePoolName]; name != "" {
+			current.MachinePools[name] = &mps[i]
 		}
 	}
 	return &loaded{
@@ -213,33 +215,145 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		},
 		currentMDs: mds,
+		currentMPs: mps,
 	}, nil, nil
 }
 
-func (a *Activities) ownedMachineDeployments(ctx context.Context, cluster *clusterv1.Cluster) ([]clusterv1.MachineDeployment, error) {
+// listOwned lists a Cluster's topology-owned objects of one resource, decoded and sorted by name.
+func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]T, error) {
 	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
-	list, err := a.Kube.Dynamic.Resource(kube.MachineDeployments).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, fmt.Errorf("listing MachineDeployments of Cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
 	}
-	out := make([]clusterv1.MachineDeployment, 0, len(list.Items))
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].GetName() < list.Items[j].GetName() })
+	out := make([]T, len(list.Items))
 	for i := range list.Items {
-		var md clusterv1.MachineDeployment
-		if err := decode.FromUnstructured(&list.Items[i], &md); err != nil {
-			return nil, fmt.Errorf("decoding MachineDeployment %s: %w", list.Items[i].GetName(), err)
+		if err := decode.FromUnstructured(&list.Items[i], &out[i]); err != nil {
+			return nil, fmt.Errorf("decoding %s %s: %w", list.Items[i].GetKind(), list.Items[i].GetName(), err)
 		}
-		out = append(out, md)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) error {
-	if _, err := a.Kube.Apply(ctx, obj, labels.FieldManager); err != nil {
-		return err
+func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
+	applied, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
+	if err != nil {
+		return nil, err
 	}
 	res.Applied = append(res.Applied, obj.GetKind()+" "+obj.GetName())
 	a.Log.DebugContext(ctx, "applied", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+	return applied, nil
+}
+
+// applyTyped applies a typed object and returns what the server holds.
+func (a *Activities) applyTyped(ctx context.Context, obj any, res *ApplyResult) (*unstructured.Unstructured, error) {
+	u, err := desired.ToIntent(obj)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return a.apply(ctx, u, res)
+}
+
+// applyHealthCheck applies a MachineHealthCheck owned by owner (which must exist, so its UID is
+// known). A nil check means none is wanted.
+func (a *Activities) applyHealthCheck(ctx context.Context, mhc *clusterv1.MachineHealthCheck, owner *unstructured.Unstructured, res *ApplyResult) error {
+	if mhc == nil || owner == nil {
+		return nil
+	}
+	mhc = mhc.DeepCopy()
+	mhc.OwnerReferences = []metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID()}}
+	_, err := a.applyTyped(ctx, mhc, res)
+	return err
+}
+
+// applyWorkers applies MachineDeployments (templates, the pool, its health check) and
+// MachinePools (bootstrap config, infrastructure pool, the pool), then deletes pools and health
+// checks the topology no longer has.
+func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired.State, res *ApplyResult) error {
+	wantMD, wantMP, wantMHC := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	if state.ControlPlaneMachineHealthCheck != nil {
+		wantMHC[state.ControlPlaneMachineHealthCheck.Name] = true
+	}
+	for _, md := range state.MachineDeployments {
+		for _, t := range []*unstructured.Unstructured{md.BootstrapTemplate, md.InfraTemplate} {
+			if _, err := a.apply(ctx, t, res); err != nil {
+				return err
+			}
+		}
+		applied, err := a.applyTyped(ctx, md.Object, res)
+		if err != nil {
+			return err
+		}
+		if err := a.applyHealthCheck(ctx, md.MachineHealthCheck, applied, res); err != nil {
+			return err
+		}
+		wantMD[md.Object.Name] = true
+		if md.MachineHealthCheck != nil {
+			wantMHC[md.MachineHealthCheck.Name] = true
+		}
+	}
+	for _, mp := range state.MachinePools {
+		for _, o := range []*unstructured.Unstructured{mp.BootstrapConfig, mp.InfraMachinePool} {
+			if _, err := a.apply(ctx, o, res); err != nil {
+				return err
+			}
+		}
+		if _, err := a.applyTyped(ctx, mp.Object, res); err != nil {
+			return err
+		}
+		wantMP[mp.Object.Name] = true
+	}
+	for i := range l.currentMDs {
+		md := &l.currentMDs[i]
+		if wantMD[md.Name] {
+			continue
+		}
+		refs := []corev1.ObjectReference{{APIVersion: md.APIVersion, Kind: "MachineDeployment", Name: md.Name}, md.Spec.Template.Spec.InfrastructureRef}
+		if cr := md.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
+			refs = append(refs, *cr)
+		}
+		if err := a.deleteAll(ctx, md.Namespace, refs, res); err != nil {
+			return err
+		}
+	}
+	for i := range l.currentMPs {
+		mp := &l.currentMPs[i]
+		if wantMP[mp.Name] {
+			continue
+		}
+		refs := []corev1.ObjectReference{{APIVersion: mp.APIVersion, Kind: "MachinePool", Name: mp.Name}, mp.Spec.Template.Spec.InfrastructureRef}
+		if cr := mp.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
+			refs = append(refs, *cr)
+		}
+		if err := a.deleteAll(ctx, mp.Namespace, refs, res); err != nil {
+			return err
+		}
+	}
+	// Health checks of removed pools, and checks the topology disabled.
+	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, l.cluster)
+	if err != nil {
+		return err
+	}
+	for _, m := range mhcs {
+		if !wantMHC[m.Name] {
+			ref := corev1.ObjectReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck", Name: m.Name}
+			if err := a.deleteAll(ctx, m.Namespace, []corev1.ObjectReference{ref}, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deleteAll deletes the referenced objects (absent ones are fine), recording them in res.
+func (a *Activities) deleteAll(ctx context.Context, ns string, refs []corev1.ObjectReference, res *ApplyResult) error {
+	for i := range refs {
+		if err := a.Kube.DeleteRef(ctx, &refs[i], ns); err != nil {
+			return err
+		}
+		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
+	}
 	return nil
 }
 
@@ -261,23 +375,4 @@ func (a *Activities) applyClusterRefs(ctx context.Context, cluster *clusterv1.Cl
 	}}
 	_, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
 	return err
-}
-
-func (a *Activities) deleteMachineDeployment(ctx context.Context, md *clusterv1.MachineDeployment, res *ApplyResult) error {
-	if err := a.Kube.Dynamic.Resource(kube.MachineDeployments).Namespace(md.Namespace).Delete(ctx, md.Name, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
-		return fmt.Errorf("deleting MachineDeployment %s/%s: %w", md.Namespace, md.Name, err)
-	}
-	res.Deleted = append(res.Deleted, "MachineDeployment "+md.Name)
-	// Its templates were generated for it alone.
-	refs := []corev1.ObjectReference{md.Spec.Template.Spec.InfrastructureRef}
-	if cr := md.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
-		refs = append(refs, *cr)
-	}
-	for i := range refs {
-		if err := a.Kube.DeleteRef(ctx, &refs[i], md.Namespace); err != nil {
-			return err
-		}
-		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
-	}
-	return nil
 }

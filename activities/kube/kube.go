@@ -27,11 +27,12 @@ import (
 
 // Well-known resources of the Cluster API core group.
 var (
-	Clusters           = clusterv1.GroupVersion.WithResource("clusters")
-	ClusterClasses     = clusterv1.GroupVersion.WithResource("clusterclasses")
-	MachineDeployments = clusterv1.GroupVersion.WithResource("machinedeployments")
-	MachinePools       = clusterv1.GroupVersion.WithResource("machinepools")
-	ClusterEndpoints   = clusterv1.GroupVersion.WithResource("clusterendpoints")
+	Clusters            = clusterv1.GroupVersion.WithResource("clusters")
+	ClusterClasses      = clusterv1.GroupVersion.WithResource("clusterclasses")
+	MachineDeployments  = clusterv1.GroupVersion.WithResource("machinedeployments")
+	MachinePools        = clusterv1.GroupVersion.WithResource("machinepools")
+	ClusterEndpoints    = clusterv1.GroupVersion.WithResource("clusterendpoints")
+	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
 )
 
 // Client bundles what topoflow needs to talk to the API server.

@@ -1,12 +1,16 @@
 // Package desired computes the objects a managed Cluster should have, from its topology, its
-// ClusterClass and the class's templates. It is pure: the caller reads everything (templates and
-// the current objects, whose names are kept) and applies the result.
+// ClusterClass and the class's templates, the way Cluster API's topology controller does. It is
+// pure: the caller reads everything (templates and the current objects, whose names are kept)
+// and applies the result.
 //
-// This is the walking-skeleton engine: no variables or patches yet, and templates are applied in
-// place rather than rotated. Issue 3 widens it to the complete ClusterClass semantics.
+// The computation runs in Cluster API's order: default and validate variables; name every object
+// (existing objects keep their names); compute the builtin variables of each template; apply the
+// class's inline patches to per-object copies of its templates; build the objects from the
+// patched templates.
 package desired
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,11 +19,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/patches"
+	"github.com/topoflow/topoflow/model/variables"
 )
 
 // Input is everything the computation reads.
@@ -32,14 +39,26 @@ type Input struct {
 	Current Current
 	// Names seeds the random suffixes of new objects' names; see names.Source.
 	Names names.Source
+	// Versions are the Kubernetes versions the parts should run now. Empty fields mean
+	// spec.topology.version; an upgrade in progress sets them step by step.
+	Versions Versions
+}
+
+// Versions are per-part Kubernetes versions.
+type Versions struct {
+	ControlPlane string
+	// MachineDeployments and MachinePools map topology names to versions.
+	MachineDeployments map[string]string
+	MachinePools       map[string]string
 }
 
 // Current is the part of the current state the computation needs.
 type Current struct {
 	// ControlPlane is the existing control plane object (nil before creation).
 	ControlPlane *unstructured.Unstructured
-	// MachineDeployments maps topology names to existing MachineDeployments.
+	// MachineDeployments and MachinePools map topology names to existing objects.
 	MachineDeployments map[string]*clusterv1.MachineDeployment
+	MachinePools       map[string]*clusterv1.MachinePool
 }
 
 // State is the desired topology of one Cluster.
@@ -52,16 +71,30 @@ type State struct {
 	ControlPlane          *unstructured.Unstructured
 	// ControlPlaneInfrastructureTemplate is nil when the control plane has no machines.
 	ControlPlaneInfrastructureTemplate *unstructured.Unstructured
-	// MachineDeployments are in topology order.
+	// ControlPlaneMachineHealthCheck is nil unless the class or topology enables one.
+	ControlPlaneMachineHealthCheck *clusterv1.MachineHealthCheck
+	// MachineDeployments and MachinePools are in topology order.
 	MachineDeployments []MachineDeployment
+	MachinePools       []MachinePool
+	// Variables are the Cluster's variables after defaulting.
+	Variables []clusterv1.ClusterVariable
 }
 
-// MachineDeployment is one desired MachineDeployment with the templates it points at.
+// MachineDeployment is one desired MachineDeployment with the objects that belong to it.
 type MachineDeployment struct {
-	TopologyName      string
-	Object            *clusterv1.MachineDeployment
-	BootstrapTemplate *unstructured.Unstructured
-	InfraTemplate     *unstructured.Unstructured
+	TopologyName       string
+	Object             *clusterv1.MachineDeployment
+	BootstrapTemplate  *unstructured.Unstructured
+	InfraTemplate      *unstructured.Unstructured
+	MachineHealthCheck *clusterv1.MachineHealthCheck
+}
+
+// MachinePool is one desired MachinePool with its bootstrap config and infrastructure pool.
+type MachinePool struct {
+	TopologyName     string
+	Object           *clusterv1.MachinePool
+	BootstrapConfig  *unstructured.Unstructured
+	InfraMachinePool *unstructured.Unstructured
 }
 
 // RefKey is the key of a template in Input.Templates.
@@ -76,8 +109,7 @@ type TemplateRef struct {
 	Field string
 }
 
-// TemplateRefs lists the templates a class references that a Cluster of this topology needs, with
-// their namespace defaulted to the class's.
+// TemplateRefs lists the templates a class references, with their namespace defaulted to the class's.
 func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 	var out []TemplateRef
 	add := func(ref *corev1.ObjectReference, field string) {
@@ -98,65 +130,22 @@ func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 		add(class.Spec.ControlPlane.MachineInfrastructure.Ref, "spec.controlPlane.machineInfrastructure.ref")
 	}
 	for _, md := range class.Spec.Workers.MachineDeployments {
-		add(md.Template.Bootstrap.Ref, fmt.Sprintf("spec.workers.machineDeployments[class=%s].template.bootstrap.ref", md.Class))
-		add(md.Template.Infrastructure.Ref, fmt.Sprintf("spec.workers.machineDeployments[class=%s].template.infrastructure.ref", md.Class))
+		add(md.Template.Bootstrap.Ref, mdClassField(md.Class)+".template.bootstrap.ref")
+		add(md.Template.Infrastructure.Ref, mdClassField(md.Class)+".template.infrastructure.ref")
 	}
 	for _, mp := range class.Spec.Workers.MachinePools {
-		add(mp.Template.Bootstrap.Ref, fmt.Sprintf("spec.workers.machinePools[class=%s].template.bootstrap.ref", mp.Class))
-		add(mp.Template.Infrastructure.Ref, fmt.Sprintf("spec.workers.machinePools[class=%s].template.infrastructure.ref", mp.Class))
+		add(mp.Template.Bootstrap.Ref, mpClassField(mp.Class)+".template.bootstrap.ref")
+		add(mp.Template.Infrastructure.Ref, mpClassField(mp.Class)+".template.infrastructure.ref")
 	}
 	return out
 }
 
-// Compute returns the desired state. Errors name the field or object at fault.
-func Compute(in Input) (*State, error) {
-	c := &computer{in: in, cluster: in.Cluster, class: in.Class}
-	if c.cluster.Spec.Topology == nil {
-		return nil, fmt.Errorf("Cluster %s/%s has no spec.topology", c.cluster.Namespace, c.cluster.Name)
-	}
-	s := &State{}
-	var err error
-	if s.InfrastructureCluster, err = c.infrastructureCluster(); err != nil {
-		return nil, err
-	}
-	if s.InfrastructureCluster != nil {
-		s.InfrastructureRef = refTo(s.InfrastructureCluster)
-	}
-	if s.ControlPlaneInfrastructureTemplate, err = c.controlPlaneInfrastructureTemplate(); err != nil {
-		return nil, err
-	}
-	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
-		return nil, err
-	}
-	s.ControlPlaneRef = refTo(s.ControlPlane)
-	if w := c.cluster.Spec.Topology.Workers; w != nil {
-		for i := range w.MachineDeployments {
-			md, err := c.machineDeployment(&w.MachineDeployments[i], i)
-			if err != nil {
-				return nil, err
-			}
-			s.MachineDeployments = append(s.MachineDeployments, *md)
-		}
-	}
-	return s, nil
+func mdClassField(class string) string {
+	return fmt.Sprintf("spec.workers.machineDeployments[class=%s]", class)
 }
 
-type computer struct {
-	in      Input
-	cluster *clusterv1.Cluster
-	class   *clusterv1.ClusterClass
-}
-
-func (c *computer) template(ref *corev1.ObjectReference, field string) (*unstructured.Unstructured, error) {
-	r := ref.DeepCopy()
-	if r.Namespace == "" {
-		r.Namespace = c.class.Namespace
-	}
-	t, ok := c.in.Templates[RefKey(r)]
-	if !ok || t == nil {
-		return nil, &MissingTemplateError{Class: c.class.Namespace + "/" + c.class.Name, Field: field, Ref: r}
-	}
-	return t, nil
+func mpClassField(class string) string {
+	return fmt.Sprintf("spec.workers.machinePools[class=%s]", class)
 }
 
 // MissingTemplateError says a template the class references was not found.
@@ -170,107 +159,516 @@ func (e *MissingTemplateError) Error() string {
 	return fmt.Sprintf("ClusterClass %s: %s references %s %s/%s, which does not exist", e.Class, e.Field, e.Ref.Kind, e.Ref.Namespace, e.Ref.Name)
 }
 
-func (c *computer) ownerRef() metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion: clusterv1.GroupVersion.String(),
-		Kind:       "Cluster",
-		Name:       c.cluster.Name,
-		UID:        c.cluster.UID,
+// InvalidError lists field errors in the Cluster's topology (variables, classes, overrides).
+type InvalidError struct {
+	Object string
+	Errs   field.ErrorList
+}
+
+func (e *InvalidError) Error() string {
+	msgs := make([]string, 0, len(e.Errs))
+	for _, fe := range e.Errs {
+		msgs = append(msgs, fe.Error())
 	}
+	return e.Object + ": " + strings.Join(msgs, "; ")
+}
+
+// Compute returns the desired state. Errors name the field or object at fault.
+func Compute(in Input) (*State, error) {
+	if in.Cluster.Spec.Topology == nil {
+		return nil, fmt.Errorf("Cluster %s/%s has no spec.topology", in.Cluster.Namespace, in.Cluster.Name)
+	}
+	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: in.Cluster.Spec.Topology}
+	if err := c.resolveVariables(); err != nil {
+		return nil, err
+	}
+	if err := c.plan(); err != nil {
+		return nil, err
+	}
+	if err := patches.Apply(c.class.Spec.Patches, c.targets); err != nil {
+		var pe *patches.Error
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("ClusterClass %s/%s: %w", c.class.Namespace, c.class.Name, err)
+		}
+		return nil, err
+	}
+	return c.build()
+}
+
+// computer carries one computation.
+type computer struct {
+	in      Input
+	cluster *clusterv1.Cluster
+	class   *clusterv1.ClusterClass
+	topo    *clusterv1.Topology
+
+	vars      *variables.Cache
+	clusterVs []clusterv1.ClusterVariable
+	values    map[string]any // Cluster-level values
+
+	// slots, filled by plan and patched in place
+	infra, cp, cpInfra *slot
+	mds                []*mdSlots
+	mps                []*mpSlots
+	targets            []*patches.Target
+}
+
+// slot is one object to build: its name and its (patched) template.
+type slot struct {
+	name     string
+	template *unstructured.Unstructured
+}
+
+type mdSlots struct {
+	topo             *clusterv1.MachineDeploymentTopology
+	class            *clusterv1.MachineDeploymentClass
+	name, version    string
+	bootstrap, infra *slot
+	current          *clusterv1.MachineDeployment
+}
+
+type mpSlots struct {
+	topo             *clusterv1.MachinePoolTopology
+	class            *clusterv1.MachinePoolClass
+	name, version    string
+	bootstrap, infra *slot
+	current          *clusterv1.MachinePool
+}
+
+func (c *computer) classID() string { return c.class.Namespace + "/" + c.class.Name }
+
+func (c *computer) resolveVariables() error {
+	defs, err := variables.Definitions(c.class)
+	if err != nil {
+		return err
+	}
+	c.vars = variables.NewCache(defs)
+	topoPath := field.NewPath("spec", "topology")
+	vp := topoPath.Child("variables")
+	var errs field.ErrorList
+	var derrs field.ErrorList
+	c.clusterVs, derrs = c.vars.Default(c.topo.Variables, vp)
+	errs = append(errs, derrs...)
+	errs = append(errs, c.vars.Validate(c.clusterVs, vp, true)...)
+	if c.topo.ControlPlane.Variables != nil {
+		p := topoPath.Child("controlPlane", "variables", "overrides")
+		o, derrs := c.vars.DefaultOverrides(c.topo.ControlPlane.Variables.Overrides, p)
+		errs = append(errs, derrs...)
+		errs = append(errs, c.vars.Validate(o, p, false)...)
+	}
+	if w := c.topo.Workers; w != nil {
+		for i, md := range w.MachineDeployments {
+			if md.Variables != nil {
+				p := topoPath.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")
+				o, derrs := c.vars.DefaultOverrides(md.Variables.Overrides, p)
+				errs = append(errs, derrs...)
+				errs = append(errs, c.vars.Validate(o, p, false)...)
+			}
+		}
+		for i, mp := range w.MachinePools {
+			if mp.Variables != nil {
+				p := topoPath.Child("workers", "machinePools").Index(i).Child("variables", "overrides")
+				o, derrs := c.vars.DefaultOverrides(mp.Variables.Overrides, p)
+				errs = append(errs, derrs...)
+				errs = append(errs, c.vars.Validate(o, p, false)...)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &InvalidError{Object: "Cluster " + c.cluster.Namespace + "/" + c.cluster.Name, Errs: errs}
+	}
+	c.values, err = variables.Values(c.clusterVs, nil)
+	return err
+}
+
+// valuesWith returns the Cluster-level values merged with overrides and the builtins.
+func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map[string]any) (map[string]any, error) {
+	o := overrides
+	if len(o) > 0 {
+		var errs field.ErrorList
+		o, errs = c.vars.DefaultOverrides(o, field.NewPath("overrides"))
+		if len(errs) > 0 {
+			return nil, errs.ToAggregate()
+		}
+	}
+	v, err := variables.Values(c.clusterVs, o)
+	if err != nil {
+		return nil, err
+	}
+	v["builtin"] = builtin
+	return v, nil
+}
+
+func (c *computer) template(ref *corev1.ObjectReference, field string) (*unstructured.Unstructured, error) {
+	r := ref.DeepCopy()
+	if r.Namespace == "" {
+		r.Namespace = c.class.Namespace
+	}
+	t, ok := c.in.Templates[RefKey(r)]
+	if !ok || t == nil {
+		return nil, &MissingTemplateError{Class: c.classID(), Field: field, Ref: r}
+	}
+	return t.DeepCopy(), nil
+}
+
+func (c *computer) version(override string) string {
+	if override != "" {
+		return override
+	}
+	return c.topo.Version
+}
+
+// plan names every object, computes builtins and registers the templates to patch.
+func (c *computer) plan() error {
+	var err error
+	cb := c.clusterBuiltins()
+
+	if inf := c.class.Spec.Infrastructure; inf != nil && inf.Ref != nil {
+		c.infra = &slot{}
+		if c.infra.template, err = c.template(inf.Ref, "spec.infrastructure.ref"); err != nil {
+			return err
+		}
+		if ref := c.cluster.Spec.InfrastructureRef; ref != nil {
+			c.infra.name = ref.Name
+		} else if c.infra.name, err = names.FromTemplate(strategy(c.class.Spec.InfrastructureNamingStrategy), names.DefaultInfraClusterTemplate,
+			names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
+			return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
+		}
+		if err := c.addTarget(patches.InfrastructureCluster, "", c.infra, nil, map[string]any{"cluster": cb}); err != nil {
+			return err
+		}
+	}
+
+	cpClass := c.class.Spec.ControlPlane
+	if cpClass.Ref == nil {
+		return fmt.Errorf("ClusterClass %s: spec.controlPlane.ref is required", c.classID())
+	}
+	c.cp = &slot{}
+	if c.cp.template, err = c.template(cpClass.Ref, "spec.controlPlane.ref"); err != nil {
+		return err
+	}
+	if ref := c.cluster.Spec.ControlPlaneRef; ref != nil {
+		c.cp.name = ref.Name
+	} else {
+		tmpl := ""
+		if cpClass.NamingStrategy != nil && cpClass.NamingStrategy.Template != nil {
+			tmpl = *cpClass.NamingStrategy.Template
+		}
+		if c.cp.name, err = names.FromTemplate(tmpl, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("controlPlane")); err != nil {
+			return fmt.Errorf("ClusterClass %s: spec.controlPlane.namingStrategy.template: %w", c.classID(), err)
+		}
+	}
+	if mi := cpClass.MachineInfrastructure; mi != nil && mi.Ref != nil {
+		c.cpInfra = &slot{}
+		if c.cpInfra.template, err = c.template(mi.Ref, "spec.controlPlane.machineInfrastructure.ref"); err != nil {
+			return err
+		}
+		if cur := c.in.Current.ControlPlane; cur != nil {
+			ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
+			if err != nil {
+				return err
+			}
+			if ref != nil {
+				c.cpInfra.name = ref.Name
+			}
+		}
+		if c.cpInfra.name == "" {
+			c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-control-plane-", c.in.Names.For("controlPlane/infrastructure"))
+		}
+	}
+	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name}
+	if meta := mergeMeta(cpClass.Metadata, c.topo.ControlPlane.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
+		cpBuiltin["metadata"] = metaToMap(meta)
+	}
+	if r := c.topo.ControlPlane.Replicas; r != nil {
+		cpBuiltin["replicas"] = int64(*r)
+	}
+	if c.cpInfra != nil {
+		cpBuiltin["machineTemplate"] = map[string]any{"infrastructureRef": map[string]any{"name": c.cpInfra.name}}
+	}
+	var cpOverrides []clusterv1.ClusterVariable
+	if v := c.topo.ControlPlane.Variables; v != nil {
+		cpOverrides = v.Overrides
+	}
+	builtins := map[string]any{"cluster": cb, "controlPlane": cpBuiltin}
+	if err := c.addTarget(patches.ControlPlane, "", c.cp, cpOverrides, builtins); err != nil {
+		return err
+	}
+	if c.cpInfra != nil {
+		if err := c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, cpOverrides, builtins); err != nil {
+			return err
+		}
+	}
+
+	if w := c.topo.Workers; w != nil {
+		for i := range w.MachineDeployments {
+			if err := c.planMachineDeployment(&w.MachineDeployments[i], i, cb); err != nil {
+				return err
+			}
+		}
+		for i := range w.MachinePools {
+			if err := c.planMachinePool(&w.MachinePools[i], i, cb); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func strategy(s *clusterv1.InfrastructureNamingStrategy) string {
+	if s != nil && s.Template != nil {
+		return *s.Template
+	}
+	return ""
+}
+
+func (c *computer) addTarget(role patches.Role, class string, s *slot, overrides []clusterv1.ClusterVariable, builtin map[string]any) error {
+	vals, err := c.valuesWith(overrides, builtin)
+	if err != nil {
+		return err
+	}
+	c.targets = append(c.targets, &patches.Target{Role: role, Class: class, Template: s.template, Variables: vals})
+	return nil
+}
+
+func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
+	mdClass := c.class.MachineDeploymentClass(topo.Class)
+	if mdClass == nil {
+		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machineDeployments[%d].class: MachineDeploymentClass %q is not defined in ClusterClass %s",
+			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
+	}
+	s := &mdSlots{topo: topo, class: mdClass, current: c.in.Current.MachineDeployments[topo.Name], bootstrap: &slot{}, infra: &slot{}}
+	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
+	var err error
+	if s.bootstrap.template, err = c.template(mdClass.Template.Bootstrap.Ref, mdClassField(mdClass.Class)+".template.bootstrap.ref"); err != nil {
+		return err
+	}
+	if s.infra.template, err = c.template(mdClass.Template.Infrastructure.Ref, mdClassField(mdClass.Class)+".template.infrastructure.ref"); err != nil {
+		return err
+	}
+	if cur := s.current; cur != nil {
+		s.name = cur.Name
+		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
+			s.bootstrap.name = ref.Name
+		}
+		s.infra.name = cur.Spec.Template.Spec.InfrastructureRef.Name
+	}
+	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
+	key := "machineDeployment/" + topo.Name
+	if s.bootstrap.name == "" {
+		s.bootstrap.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/bootstrap"))
+	}
+	if s.infra.name == "" {
+		s.infra.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/infrastructure"))
+	}
+	if s.name == "" {
+		tmpl := ""
+		if mdClass.NamingStrategy != nil && mdClass.NamingStrategy.Template != nil {
+			tmpl = *mdClass.NamingStrategy.Template
+		}
+		if s.name, err = names.FromTemplate(tmpl, names.DefaultMachineDeploymentTemplate,
+			names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name}, c.in.Names.For(key)); err != nil {
+			return fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), mdClassField(mdClass.Class), err)
+		}
+	}
+	b := map[string]any{
+		"version": s.version, "class": topo.Class, "name": s.name, "topologyName": topo.Name,
+		"bootstrap":         map[string]any{"configRef": map[string]any{"name": s.bootstrap.name}},
+		"infrastructureRef": map[string]any{"name": s.infra.name},
+	}
+	if meta := mergeMeta(mdClass.Template.Metadata, topo.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
+		b["metadata"] = metaToMap(meta)
+	}
+	if topo.Replicas != nil {
+		b["replicas"] = int64(*topo.Replicas)
+	}
+	var overrides []clusterv1.ClusterVariable
+	if topo.Variables != nil {
+		overrides = topo.Variables.Overrides
+	}
+	builtins := map[string]any{"cluster": cb, "machineDeployment": b}
+	if err := c.addTarget(patches.MachineDeploymentBootstrap, topo.Class, s.bootstrap, overrides, builtins); err != nil {
+		return err
+	}
+	if err := c.addTarget(patches.MachineDeploymentInfrastructure, topo.Class, s.infra, overrides, builtins); err != nil {
+		return err
+	}
+	c.mds = append(c.mds, s)
+	return nil
+}
+
+func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index int, cb map[string]any) error {
+	mpClass := c.class.MachinePoolClass(topo.Class)
+	if mpClass == nil {
+		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machinePools[%d].class: MachinePoolClass %q is not defined in ClusterClass %s",
+			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
+	}
+	s := &mpSlots{topo: topo, class: mpClass, current: c.in.Current.MachinePools[topo.Name], bootstrap: &slot{}, infra: &slot{}}
+	s.version = c.version(c.in.Versions.MachinePools[topo.Name])
+	var err error
+	if s.bootstrap.template, err = c.template(mpClass.Template.Bootstrap.Ref, mpClassField(mpClass.Class)+".template.bootstrap.ref"); err != nil {
+		return err
+	}
+	if s.infra.template, err = c.template(mpClass.Template.Infrastructure.Ref, mpClassField(mpClass.Class)+".template.infrastructure.ref"); err != nil {
+		return err
+	}
+	if cur := s.current; cur != nil {
+		s.name = cur.Name
+		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
+			s.bootstrap.name = ref.Name
+		}
+		s.infra.name = cur.Spec.Template.Spec.InfrastructureRef.Name
+	}
+	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
+	key := "machinePool/" + topo.Name
+	if s.bootstrap.name == "" {
+		s.bootstrap.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/bootstrap"))
+	}
+	if s.infra.name == "" {
+		s.infra.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/infrastructure"))
+	}
+	if s.name == "" {
+		tmpl := ""
+		if mpClass.NamingStrategy != nil && mpClass.NamingStrategy.Template != nil {
+			tmpl = *mpClass.NamingStrategy.Template
+		}
+		if s.name, err = names.FromTemplate(tmpl, names.DefaultMachinePoolTemplate,
+			names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name}, c.in.Names.For(key)); err != nil {
+			return fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), mpClassField(mpClass.Class), err)
+		}
+	}
+	b := map[string]any{
+		"version": s.version, "class": topo.Class, "name": s.name, "topologyName": topo.Name,
+		"bootstrap":         map[string]any{"configRef": map[string]any{"name": s.bootstrap.name}},
+		"infrastructureRef": map[string]any{"name": s.infra.name},
+	}
+	if meta := mergeMeta(mpClass.Template.Metadata, topo.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
+		b["metadata"] = metaToMap(meta)
+	}
+	if topo.Replicas != nil {
+		b["replicas"] = int64(*topo.Replicas)
+	}
+	var overrides []clusterv1.ClusterVariable
+	if topo.Variables != nil {
+		overrides = topo.Variables.Overrides
+	}
+	builtins := map[string]any{"cluster": cb, "machinePool": b}
+	if err := c.addTarget(patches.MachinePoolBootstrap, topo.Class, s.bootstrap, overrides, builtins); err != nil {
+		return err
+	}
+	if err := c.addTarget(patches.MachinePoolInfrastructure, topo.Class, s.infra, overrides, builtins); err != nil {
+		return err
+	}
+	c.mps = append(c.mps, s)
+	return nil
+}
+
+// clusterBuiltins are builtin.cluster.* (Cluster API's names).
+func (c *computer) clusterBuiltins() map[string]any {
+	b := map[string]any{
+		"name":      c.cluster.Name,
+		"namespace": c.cluster.Namespace,
+		"uid":       string(c.cluster.UID),
+		"topology": map[string]any{
+			"version":        c.topo.Version,
+			"class":          c.topo.Class,
+			"classNamespace": c.cluster.ClassNamespace(),
+		},
+	}
+	if meta := (clusterv1.ObjectMeta{Labels: c.cluster.Labels, Annotations: c.cluster.Annotations}); len(meta.Labels)+len(meta.Annotations) > 0 {
+		b["metadata"] = metaToMap(meta)
+	}
+	if n := c.cluster.Spec.ClusterNetwork; n != nil {
+		network := map[string]any{}
+		if n.ServiceDomain != "" {
+			network["serviceDomain"] = n.ServiceDomain
+		}
+		if n.Services != nil {
+			network["services"] = stringsToAny(n.Services.CIDRBlocks)
+		}
+		if n.Pods != nil {
+			network["pods"] = stringsToAny(n.Pods.CIDRBlocks)
+		}
+		b["network"] = network
+	}
+	return b
+}
+
+func stringsToAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// build turns the patched templates into objects.
+func (c *computer) build() (*State, error) {
+	s := &State{Variables: c.clusterVs}
+	var err error
+	if c.infra != nil {
+		if s.InfrastructureCluster, err = c.objectFromTemplate(c.infra.template, c.infra.name, c.baseLabels(), nil); err != nil {
+			return nil, err
+		}
+		// A Cluster whose endpoint is set by the user hands it to the infrastructure provider.
+		if ep := c.cluster.Spec.ControlPlaneEndpoint; ep.IsValid() {
+			if err := contract.Set(s.InfrastructureCluster, contract.InfraClusterEndpoint, map[string]any{"host": ep.Host, "port": int64(ep.Port)}); err != nil {
+				return nil, err
+			}
+		}
+		s.InfrastructureRef = refTo(s.InfrastructureCluster)
+	}
+	if c.cpInfra != nil {
+		s.ControlPlaneInfrastructureTemplate = c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels())
+	}
+	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
+		return nil, err
+	}
+	s.ControlPlaneRef = refTo(s.ControlPlane)
+	if c.cpInfra != nil {
+		mhc, err := c.machineHealthCheck(c.class.Spec.ControlPlane.MachineHealthCheck, c.topo.ControlPlane.MachineHealthCheck,
+			"spec.topology.controlPlane.machineHealthCheck", s.ControlPlane.GetName(), ownerFrom(s.ControlPlane, c.in.Current.ControlPlane),
+			metav1.LabelSelector{MatchLabels: map[string]string{labels.ControlPlane: ""}}, c.baseLabels())
+		if err != nil {
+			return nil, err
+		}
+		s.ControlPlaneMachineHealthCheck = mhc
+	}
+	for i, md := range c.mds {
+		out, err := c.machineDeployment(md, i)
+		if err != nil {
+			return nil, err
+		}
+		s.MachineDeployments = append(s.MachineDeployments, *out)
+	}
+	for _, mp := range c.mps {
+		out, err := c.machinePool(mp)
+		if err != nil {
+			return nil, err
+		}
+		s.MachinePools = append(s.MachinePools, *out)
+	}
+	return s, nil
+}
+
+func (c *computer) ownerRef() metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.cluster.Name, UID: c.cluster.UID}
 }
 
 func (c *computer) baseLabels() map[string]string {
 	return map[string]string{labels.ClusterName: c.cluster.Name, labels.TopologyOwned: ""}
 }
 
-func (c *computer) infrastructureCluster() (*unstructured.Unstructured, error) {
-	if c.class.Spec.Infrastructure == nil || c.class.Spec.Infrastructure.Ref == nil {
-		return nil, nil
-	}
-	tmpl, err := c.template(c.class.Spec.Infrastructure.Ref, "spec.infrastructure.ref")
-	if err != nil {
-		return nil, err
-	}
-	name := ""
-	if ref := c.cluster.Spec.InfrastructureRef; ref != nil {
-		name = ref.Name
-	} else {
-		strategy := ""
-		if ns := c.class.Spec.InfrastructureNamingStrategy; ns != nil && ns.Template != nil {
-			strategy = *ns.Template
-		}
-		if name, err = names.FromTemplate(strategy, names.DefaultInfraClusterTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
-			return nil, fmt.Errorf("spec.infrastructureNamingStrategy.template: %w", err)
-		}
-	}
-	obj, err := c.objectFromTemplate(tmpl, name, c.baseLabels(), nil)
-	if err != nil {
-		return nil, err
-	}
-	// A Cluster whose endpoint is set by the user hands it to the infrastructure provider.
-	if ep := c.cluster.Spec.ControlPlaneEndpoint; ep.IsValid() {
-		if err := contract.Set(obj, contract.InfraClusterEndpoint, map[string]any{"host": ep.Host, "port": int64(ep.Port)}); err != nil {
-			return nil, err
-		}
-	}
-	return obj, nil
-}
-
-func (c *computer) controlPlaneInfrastructureTemplate() (*unstructured.Unstructured, error) {
-	mi := c.class.Spec.ControlPlane.MachineInfrastructure
-	if mi == nil || mi.Ref == nil {
-		return nil, nil
-	}
-	tmpl, err := c.template(mi.Ref, "spec.controlPlane.machineInfrastructure.ref")
-	if err != nil {
-		return nil, err
-	}
-	name := ""
-	if cur := c.in.Current.ControlPlane; cur != nil {
-		ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
-		if err != nil {
-			return nil, err
-		}
-		if ref != nil {
-			name = ref.Name
-		}
-	}
-	if name == "" {
-		name = names.WithRandomSuffix(c.cluster.Name+"-control-plane-", c.in.Names.For("controlPlane/infrastructure"))
-	}
-	return c.cloneTemplate(tmpl, name, c.baseLabels()), nil
-}
-
 func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	cpClass := c.class.Spec.ControlPlane
-	if cpClass.Ref == nil {
-		return nil, fmt.Errorf("ClusterClass %s/%s: spec.controlPlane.ref is required", c.class.Namespace, c.class.Name)
-	}
-	tmpl, err := c.template(cpClass.Ref, "spec.controlPlane.ref")
-	if err != nil {
-		return nil, err
-	}
-	topo := c.cluster.Spec.Topology.ControlPlane
-	name := ""
-	if ref := c.cluster.Spec.ControlPlaneRef; ref != nil {
-		name = ref.Name
-	} else {
-		strategy := ""
-		if cpClass.NamingStrategy != nil && cpClass.NamingStrategy.Template != nil {
-			strategy = *cpClass.NamingStrategy.Template
-		}
-		if name, err = names.FromTemplate(strategy, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("controlPlane")); err != nil {
-			return nil, fmt.Errorf("ClusterClass %s/%s: spec.controlPlane.namingStrategy.template: %w", c.class.Namespace, c.class.Name, err)
-		}
-	}
+	topo := c.topo.ControlPlane
 	// Topology metadata wins over class metadata.
 	meta := mergeMeta(cpClass.Metadata, topo.Metadata)
-	objLabels := mergeMaps(meta.Labels, c.baseLabels())
-	obj, err := c.objectFromTemplate(tmpl, name, objLabels, meta.Annotations)
+	obj, err := c.objectFromTemplate(c.cp.template, c.cp.name, mergeMaps(meta.Labels, c.baseLabels()), meta.Annotations)
 	if err != nil {
 		return nil, err
 	}
-	if err := contract.Set(obj, contract.ControlPlaneVersion, c.cluster.Spec.Topology.Version); err != nil {
+	if err := contract.Set(obj, contract.ControlPlaneVersion, c.version(c.in.Versions.ControlPlane)); err != nil {
 		return nil, err
 	}
 	if topo.Replicas != nil {
@@ -278,86 +676,43 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			return nil, err
 		}
 	}
-	if infraTemplate != nil {
-		if err := contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, refTo(infraTemplate)); err != nil {
-			return nil, err
-		}
-		if err := contract.Set(obj, contract.ControlPlaneMachineMetadata, metaToMap(meta)); err != nil {
-			return nil, err
-		}
-		for _, t := range []struct {
-			field       string
-			class, topo *metav1.Duration
-		}{
-			{"nodeDrainTimeout", cpClass.NodeDrainTimeout, topo.NodeDrainTimeout},
-			{"nodeVolumeDetachTimeout", cpClass.NodeVolumeDetachTimeout, topo.NodeVolumeDetachTimeout},
-			{"nodeDeletionTimeout", cpClass.NodeDeletionTimeout, topo.NodeDeletionTimeout},
-		} {
-			if d := firstDuration(t.topo, t.class); d != nil {
-				if err := contract.Set(obj, append(contract.Path{}, append(contract.ControlPlaneMachineTemplate, t.field)...), d.Duration.String()); err != nil {
-					return nil, err
-				}
+	if infraTemplate == nil {
+		return obj, nil
+	}
+	if err := contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, refTo(infraTemplate)); err != nil {
+		return nil, err
+	}
+	if err := contract.Set(obj, contract.ControlPlaneMachineMetadata, metaToMap(meta)); err != nil {
+		return nil, err
+	}
+	for _, t := range []struct {
+		field       string
+		class, topo *metav1.Duration
+	}{
+		{"nodeDrainTimeout", cpClass.NodeDrainTimeout, topo.NodeDrainTimeout},
+		{"nodeVolumeDetachTimeout", cpClass.NodeVolumeDetachTimeout, topo.NodeVolumeDetachTimeout},
+		{"nodeDeletionTimeout", cpClass.NodeDeletionTimeout, topo.NodeDeletionTimeout},
+	} {
+		if d := firstDuration(t.topo, t.class); d != nil {
+			if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), d.Duration.String()); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return obj, nil
 }
 
-func (c *computer) machineDeployment(topo *clusterv1.MachineDeploymentTopology, index int) (*MachineDeployment, error) {
-	field := fmt.Sprintf("spec.topology.workers.machineDeployments[%d]", index)
-	mdClass := c.class.MachineDeploymentClass(topo.Class)
-	if mdClass == nil {
-		return nil, fmt.Errorf("Cluster %s/%s: %s.class: MachineDeploymentClass %q is not defined in ClusterClass %s/%s",
-			c.cluster.Namespace, c.cluster.Name, field, topo.Class, c.class.Namespace, c.class.Name)
-	}
-	classField := fmt.Sprintf("spec.workers.machineDeployments[class=%s]", mdClass.Class)
-	bootstrapTmpl, err := c.template(mdClass.Template.Bootstrap.Ref, classField+".template.bootstrap.ref")
-	if err != nil {
-		return nil, err
-	}
-	infraTmpl, err := c.template(mdClass.Template.Infrastructure.Ref, classField+".template.infrastructure.ref")
-	if err != nil {
-		return nil, err
-	}
-
-	current := c.in.Current.MachineDeployments[topo.Name]
+func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment, error) {
+	topo, mdClass := s.topo, s.class
 	mdLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachineDeploymentName: topo.Name})
-
-	bootstrapName, infraName, mdName := "", "", ""
-	if current != nil {
-		mdName = current.Name
-		if ref := current.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-			bootstrapName = ref.Name
-		}
-		infraName = current.Spec.Template.Spec.InfrastructureRef.Name
-	}
-	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
-	if bootstrapName == "" {
-		bootstrapName = names.WithRandomSuffix(prefix, c.in.Names.For("machineDeployment/"+topo.Name+"/bootstrap"))
-	}
-	if infraName == "" {
-		infraName = names.WithRandomSuffix(prefix, c.in.Names.For("machineDeployment/"+topo.Name+"/infrastructure"))
-	}
-	if mdName == "" {
-		strategy := ""
-		if mdClass.NamingStrategy != nil && mdClass.NamingStrategy.Template != nil {
-			strategy = *mdClass.NamingStrategy.Template
-		}
-		mdName, err = names.FromTemplate(strategy, names.DefaultMachineDeploymentTemplate,
-			names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name}, c.in.Names.For("machineDeployment/"+topo.Name))
-		if err != nil {
-			return nil, fmt.Errorf("ClusterClass %s/%s: %s.namingStrategy.template: %w", c.class.Namespace, c.class.Name, classField, err)
-		}
-	}
-	bootstrap := c.cloneTemplate(bootstrapTmpl, bootstrapName, mdLabels)
-	infra := c.cloneTemplate(infraTmpl, infraName, mdLabels)
-
+	bootstrap := c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels)
+	infra := c.cloneTemplate(s.infra.template, s.infra.name, mdLabels)
 	meta := mergeMeta(mdClass.Template.Metadata, topo.Metadata)
-	version := c.cluster.Spec.Topology.Version
+	version := s.version
 	md := &clusterv1.MachineDeployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            mdName,
+			Name:            s.name,
 			Namespace:       c.cluster.Namespace,
 			Labels:          mergeMaps(meta.Labels, mdLabels),
 			Annotations:     copyMap(meta.Annotations),
@@ -380,11 +735,126 @@ func (c *computer) machineDeployment(topo *clusterv1.MachineDeploymentTopology, 
 					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mdClass.NodeDrainTimeout),
 					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mdClass.NodeVolumeDetachTimeout),
 					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mdClass.NodeDeletionTimeout),
+					ReadinessGates:          firstGates(topo.ReadinessGates, mdClass.ReadinessGates),
 				},
 			},
 		},
 	}
-	return &MachineDeployment{TopologyName: topo.Name, Object: md, BootstrapTemplate: bootstrap, InfraTemplate: infra}, nil
+	var owner metav1.OwnerReference
+	if s.current != nil {
+		owner = metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: s.name, UID: s.current.UID}
+	} else {
+		owner = metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: s.name}
+	}
+	mhc, err := c.machineHealthCheck(mdClass.MachineHealthCheck, topo.MachineHealthCheck,
+		fmt.Sprintf("spec.topology.workers.machineDeployments[%d].machineHealthCheck", index), s.name, owner,
+		metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: topo.Name}}, mdLabels)
+	if err != nil {
+		return nil, err
+	}
+	return &MachineDeployment{TopologyName: topo.Name, Object: md, BootstrapTemplate: bootstrap, InfraTemplate: infra, MachineHealthCheck: mhc}, nil
+}
+
+func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
+	topo, mpClass := s.topo, s.class
+	mpLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachinePoolName: topo.Name})
+	bootstrap, err := c.objectFromTemplate(s.bootstrap.template, s.bootstrap.name, mpLabels, nil)
+	if err != nil {
+		return nil, err
+	}
+	infra, err := c.objectFromTemplate(s.infra.template, s.infra.name, mpLabels, nil)
+	if err != nil {
+		return nil, err
+	}
+	meta := mergeMeta(mpClass.Template.Metadata, topo.Metadata)
+	version := s.version
+	failureDomains := topo.FailureDomains
+	if failureDomains == nil {
+		failureDomains = mpClass.FailureDomains
+	}
+	mp := &clusterv1.MachinePool{
+		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            s.name,
+			Namespace:       c.cluster.Namespace,
+			Labels:          mergeMaps(meta.Labels, mpLabels),
+			Annotations:     copyMap(meta.Annotations),
+			OwnerReferences: []metav1.OwnerReference{c.ownerRef()},
+		},
+		Spec: clusterv1.MachinePoolSpec{
+			ClusterName:     c.cluster.Name,
+			Replicas:        topo.Replicas,
+			MinReadySeconds: firstInt32(topo.MinReadySeconds, mpClass.MinReadySeconds),
+			FailureDomains:  append([]string(nil), failureDomains...),
+			Template: clusterv1.MachineTemplateSpec{
+				ObjectMeta: clusterv1.ObjectMeta{Labels: mergeMaps(meta.Labels, mpLabels), Annotations: copyMap(meta.Annotations)},
+				Spec: clusterv1.MachineSpec{
+					ClusterName:             c.cluster.Name,
+					Version:                 &version,
+					Bootstrap:               clusterv1.Bootstrap{ConfigRef: refTo(bootstrap)},
+					InfrastructureRef:       *refTo(infra),
+					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mpClass.NodeDrainTimeout),
+					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mpClass.NodeVolumeDetachTimeout),
+					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mpClass.NodeDeletionTimeout),
+				},
+			},
+		},
+	}
+	return &MachinePool{TopologyName: topo.Name, Object: mp, BootstrapConfig: bootstrap, InfraMachinePool: infra}, nil
+}
+
+// machineHealthCheck computes the MachineHealthCheck of the control plane or a MachineDeployment.
+// The topology's definition, when it has any field set, replaces the class's; enable: false turns
+// the check off, enable: true requires a definition somewhere. The check is owned by its target
+// (whose UID the caller fills in once the target exists).
+func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology, topoField, name string,
+	owner metav1.OwnerReference, selector metav1.LabelSelector, objLabels map[string]string) (*clusterv1.MachineHealthCheck, error) {
+	def := class
+	if topo != nil && !isZeroMHC(&topo.MachineHealthCheckClass) {
+		def = &topo.MachineHealthCheckClass
+	}
+	enabled := def != nil
+	if topo != nil && topo.Enable != nil {
+		if *topo.Enable && def == nil {
+			return nil, fmt.Errorf("Cluster %s/%s: %s.enable: a MachineHealthCheck is enabled but neither the topology nor the ClusterClass defines one",
+				c.cluster.Namespace, c.cluster.Name, topoField)
+		}
+		enabled = *topo.Enable
+	}
+	if !enabled {
+		return nil, nil
+	}
+	d := def.DeepCopy()
+	return &clusterv1.MachineHealthCheck{
+		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       c.cluster.Namespace,
+			Labels:          copyMap(objLabels),
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: clusterv1.MachineHealthCheckSpec{
+			ClusterName:         c.cluster.Name,
+			Selector:            selector,
+			UnhealthyConditions: d.UnhealthyConditions,
+			MaxUnhealthy:        d.MaxUnhealthy,
+			UnhealthyRange:      d.UnhealthyRange,
+			NodeStartupTimeout:  d.NodeStartupTimeout,
+			RemediationTemplate: d.RemediationTemplate,
+		},
+	}, nil
+}
+
+func isZeroMHC(m *clusterv1.MachineHealthCheckClass) bool {
+	return len(m.UnhealthyConditions) == 0 && m.MaxUnhealthy == nil && m.UnhealthyRange == nil && m.NodeStartupTimeout == nil && m.RemediationTemplate == nil
+}
+
+func ownerFrom(desired, current *unstructured.Unstructured) metav1.OwnerReference {
+	ref := metav1.OwnerReference{APIVersion: desired.GetAPIVersion(), Kind: desired.GetKind(), Name: desired.GetName()}
+	if current != nil {
+		ref.UID = current.GetUID()
+	}
+	return ref
 }
 
 // objectFromTemplate creates an object from a template's spec.template (the kind loses its
@@ -521,14 +991,37 @@ func firstStrategy(vs ...*clusterv1.MachineDeploymentStrategy) *clusterv1.Machin
 	return nil
 }
 
+func firstGates(gs ...[]clusterv1.MachineReadinessGate) []clusterv1.MachineReadinessGate {
+	for _, g := range gs {
+		if g != nil {
+			return append([]clusterv1.MachineReadinessGate(nil), g...)
+		}
+	}
+	return nil
+}
+
 // Objects returns every desired object in apply order: infrastructure cluster, control plane
-// machine template, control plane, then per MachineDeployment its templates and itself.
-// MachineDeployments are converted to unstructured intents.
+// machine template, control plane (and its health check), then per MachineDeployment its
+// templates, itself and its health check, then per MachinePool its bootstrap config,
+// infrastructure pool and itself. Typed objects are converted to apply intents.
 func (s *State) Objects() ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	out = append(out, s.ClusterObjects()...)
+	out := s.ClusterObjects()
+	if s.ControlPlaneMachineHealthCheck != nil {
+		u, err := ToIntent(s.ControlPlaneMachineHealthCheck)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
 	for _, md := range s.MachineDeployments {
 		objs, err := md.Objects()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	for _, mp := range s.MachinePools {
+		objs, err := mp.Objects()
 		if err != nil {
 			return nil, err
 		}
@@ -548,13 +1041,30 @@ func (s *State) ClusterObjects() []*unstructured.Unstructured {
 	return out
 }
 
-// Objects returns the MachineDeployment's templates and itself, in apply order.
+// Objects returns the MachineDeployment's templates, itself and its health check, in apply order.
 func (md MachineDeployment) Objects() ([]*unstructured.Unstructured, error) {
 	obj, err := ToIntent(md.Object)
 	if err != nil {
 		return nil, fmt.Errorf("MachineDeployment %s: %w", md.Object.Name, err)
 	}
-	return []*unstructured.Unstructured{md.BootstrapTemplate, md.InfraTemplate, obj}, nil
+	out := []*unstructured.Unstructured{md.BootstrapTemplate, md.InfraTemplate, obj}
+	if md.MachineHealthCheck != nil {
+		mhc, err := ToIntent(md.MachineHealthCheck)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mhc)
+	}
+	return out, nil
+}
+
+// Objects returns the MachinePool's bootstrap config, infrastructure pool and itself.
+func (mp MachinePool) Objects() ([]*unstructured.Unstructured, error) {
+	obj, err := ToIntent(mp.Object)
+	if err != nil {
+		return nil, fmt.Errorf("MachinePool %s: %w", mp.Object.Name, err)
+	}
+	return []*unstructured.Unstructured{mp.BootstrapConfig, mp.InfraMachinePool, obj}, nil
 }
 
 // SortedKeys returns a map's keys in order (deterministic output for tests and plans).

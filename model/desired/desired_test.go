@@ -201,3 +201,97 @@ func BenchmarkComputeQuickStart(b *testing.B) {
 		}
 	}
 }
+
+func TestVariablesAreValidated(t *testing.T) {
+	in := sample(t)
+	in.Cluster.Spec.Topology.Variables = nil
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`"m5.large"`)
+	_, err := Compute(in)
+	var ie *InvalidError
+	require.ErrorAs(t, err, &ie)
+	msg := err.Error()
+	assert.Contains(t, msg, "Cluster default/demo")
+	assert.Contains(t, msg, "spec.topology.variables[region]: Required value")
+	assert.Contains(t, msg, `spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value: Invalid value: "m5.large"`)
+}
+
+func TestMachineHealthChecks(t *testing.T) {
+	in := sample(t)
+	s, err := Compute(in)
+	require.NoError(t, err)
+	require.NotNil(t, s.ControlPlaneMachineHealthCheck)
+	assert.Equal(t, s.ControlPlane.GetName(), s.ControlPlaneMachineHealthCheck.Name)
+	assert.Equal(t, map[string]string{labels.ControlPlane: ""}, s.ControlPlaneMachineHealthCheck.Spec.Selector.MatchLabels)
+	mdMHC := s.MachineDeployments[0].MachineHealthCheck
+	require.NotNil(t, mdMHC)
+	assert.Equal(t, s.MachineDeployments[0].Object.Name, mdMHC.Name)
+	assert.Equal(t, "MachineDeployment", mdMHC.OwnerReferences[0].Kind)
+	assert.Equal(t, map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: "md-0"}, mdMHC.Spec.Selector.MatchLabels)
+	require.NotNil(t, mdMHC.Spec.UnhealthyRange)
+	assert.Equal(t, "[0-2]", *mdMHC.Spec.UnhealthyRange)
+
+	// The topology can turn a check off, or replace the class's definition.
+	off := false
+	in.Cluster.Spec.Topology.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: &off}
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
+		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{UnhealthyRange: ptr("[1-3]")},
+	}
+	s, err = Compute(in)
+	require.NoError(t, err)
+	assert.Nil(t, s.ControlPlaneMachineHealthCheck)
+	assert.Equal(t, "[1-3]", *s.MachineDeployments[0].MachineHealthCheck.Spec.UnhealthyRange)
+	assert.Nil(t, s.MachineDeployments[0].MachineHealthCheck.Spec.NodeStartupTimeout, "a topology definition replaces the class's, it does not merge")
+
+	// Enabling a check nobody defines is an error naming the field.
+	in = sample(t)
+	in.Class.Spec.ControlPlane.MachineHealthCheck = nil
+	on := true
+	in.Cluster.Spec.Topology.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: &on}
+	_, err = Compute(in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.topology.controlPlane.machineHealthCheck.enable")
+}
+
+func TestMachinePools(t *testing.T) {
+	s, err := Compute(sample(t))
+	require.NoError(t, err)
+	require.Len(t, s.MachinePools, 1)
+	mp := s.MachinePools[0]
+	assert.Regexp(t, `^demo-mp-0-[bcdfghjklmnpqrstvwxz2456789]{5}$`, mp.Object.Name)
+	assert.Equal(t, "mp-0", mp.Object.Labels[labels.MachinePoolName])
+	assert.EqualValues(t, 2, *mp.Object.Spec.Replicas)
+	assert.Equal(t, "SimConfig", mp.BootstrapConfig.GetKind(), "a bootstrap config object, not a template")
+	assert.Equal(t, "SimMachinePool", mp.InfraMachinePool.GetKind())
+	assert.Equal(t, mp.BootstrapConfig.GetName(), mp.Object.Spec.Template.Spec.Bootstrap.ConfigRef.Name)
+	assert.Equal(t, mp.InfraMachinePool.GetName(), mp.Object.Spec.Template.Spec.InfrastructureRef.Name)
+	assert.Equal(t, "mp-0", mp.InfraMachinePool.GetLabels()[labels.MachinePoolName])
+}
+
+// TestUpgradeVersionsReachBuiltins: per-part versions (an upgrade in progress) set the objects'
+// versions and the builtin variables patches see.
+func TestUpgradeVersionsReachBuiltins(t *testing.T) {
+	in := sample(t)
+	in.Cluster.Spec.Topology.Version = "v1.32.0"
+	in.Versions = Versions{ControlPlane: "v1.32.0", MachineDeployments: map[string]string{"md-0": "v1.31.2"}}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	v, _, _ := unstructured.NestedString(s.ControlPlane.Object, "spec", "version")
+	assert.Equal(t, "v1.32.0", v)
+	assert.Equal(t, "v1.31.2", *s.MachineDeployments[0].Object.Spec.Template.Spec.Version)
+	assert.Equal(t, "v1.32.0", *s.MachineDeployments[1].Object.Spec.Template.Spec.Version)
+	img0, _, _ := unstructured.NestedString(s.MachineDeployments[0].InfraTemplate.Object, "spec", "template", "spec", "image")
+	img1, _, _ := unstructured.NestedString(s.MachineDeployments[1].InfraTemplate.Object, "spec", "template", "spec", "image")
+	assert.Equal(t, "sim-node:v1.31.2", img0, "builtin.machineDeployment.version follows the pool's own version")
+	assert.Equal(t, "sim-node:v1.32.0", img1)
+}
+
+func TestPatchErrorsNameTheClass(t *testing.T) {
+	in := sample(t)
+	bad := "{{ .region "
+	in.Class.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom = &clusterv1.JSONPatchValue{Template: &bad}
+	_, err := Compute(in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `ClusterClass default/quick-start: patch "region" on SimClusterTemplate quick-start-cluster (InfrastructureCluster)`)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -158,6 +158,16 @@ func (c *Cache) get(name string) (*compiled, error) {
 // schema's top-level default, and set values get defaults for their nested fields. Variables
 // without a default stay unset. Values already set are never changed by a new class default.
 func (c *Cache) Default(values []clusterv1.ClusterVariable, fldPath *field.Path) ([]clusterv1.ClusterVariable, field.ErrorList) {
+	return c.defaultValues(values, fldPath, true)
+}
+
+// DefaultOverrides applies nested defaults to override values only; an override that is not set
+// stays unset (so the Cluster-level value applies).
+func (c *Cache) DefaultOverrides(values []clusterv1.ClusterVariable, fldPath *field.Path) ([]clusterv1.ClusterVariable, field.ErrorList) {
+	return c.defaultValues(values, fldPath, false)
+}
+
+func (c *Cache) defaultValues(values []clusterv1.ClusterVariable, fldPath *field.Path, addMissing bool) ([]clusterv1.ClusterVariable, field.ErrorList) {
 	var errs field.ErrorList
 	byName := map[string]int{}
 	out := make([]clusterv1.ClusterVariable, 0, len(values))
@@ -177,6 +187,9 @@ func (c *Cache) Default(values []clusterv1.ClusterVariable, fldPath *field.Path)
 			continue
 		}
 		i, set := byName[name]
+		if !set && !addMissing {
+			continue
+		}
 		wrapper := map[string]any{}
 		if set {
 			var val any
