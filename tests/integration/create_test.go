@@ -68,7 +68,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	owned(infra)
 	clonedFrom(infra, "quick-start-cluster", "SimClusterTemplate.infrastructure.cluster.x-k8s.io")
 	region, _, _ := unstructured.NestedString(infra.Object, "spec", "region")
-	assert.Equal(t, "sim-east-1", region, "template spec copied")
+	assert.Equal(t, "sim-west-2", region, "patched from the Cluster's region variable")
 
 	// Control plane: version and replicas from the topology, metadata merged (topology wins).
 	require.NotNil(t, c.Spec.ControlPlaneRef)
@@ -86,6 +86,11 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, "from-class", cp.GetLabels()["class-cp-label"])
 	machineLabels, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "machineTemplate", "metadata", "labels")
 	assert.Equal(t, map[string]string{"tier": "control-plane", "class-cp-label": "from-class"}, machineLabels)
+	repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository")
+	assert.Equal(t, "registry.k8s.io", repo, "patched from the defaulted imageRepository variable")
+	cpMHC := e.getTyped(kube.MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+	assert.Equal(t, cp.GetUID(), cpMHC.OwnerReferences[0].UID, "control plane MachineHealthCheck owned by the control plane")
+	assert.Equal(t, map[string]string{labels.ControlPlane: ""}, cpMHC.Spec.Selector.MatchLabels)
 
 	// Control plane machine template: a clone named <cluster>-control-plane-<random>.
 	cpInfraRef, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef)
@@ -107,11 +112,12 @@ func TestCreateClusterFromClass(t *testing.T) {
 		byPool[md.Labels[labels.MachineDeploymentName]] = md
 	}
 	for pool, want := range map[string]struct {
-		replicas int32
-		labels   map[string]string
+		replicas     int32
+		labels       map[string]string
+		instanceType string
 	}{
-		"md-0": {2, map[string]string{"pool": "general", "class-md-label": "from-class"}},
-		"md-1": {1, map[string]string{"class-md-label": "from-class"}},
+		"md-0": {2, map[string]string{"pool": "general", "class-md-label": "from-class"}, "sim.medium"},
+		"md-1": {1, map[string]string{"class-md-label": "from-class"}, "sim.xlarge"},
 	} {
 		md := byPool[pool]
 		require.NotNil(t, md, "MachineDeployment for pool %s", pool)
@@ -133,7 +139,29 @@ func TestCreateClusterFromClass(t *testing.T) {
 		infraTmpl := e.get(&md.Spec.Template.Spec.InfrastructureRef)
 		owned(infraTmpl)
 		clonedFrom(infraTmpl, "quick-start-default-worker-machine", "SimMachineTemplate.infrastructure.cluster.x-k8s.io")
+		it, _, _ := unstructured.NestedString(infraTmpl.Object, "spec", "template", "spec", "instanceType")
+		assert.Equal(t, want.instanceType, it, "%s instanceType: variable default or the pool's override", pool)
+		img, _, _ := unstructured.NestedString(infraTmpl.Object, "spec", "template", "spec", "image")
+		assert.Equal(t, "sim-node:v1.31.2", img, "version-aware patch")
+		mhc := e.getTyped(kube.MachineHealthChecks, md.Name, &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+		assert.Equal(t, md.UID, mhc.OwnerReferences[0].UID, "%s MachineHealthCheck owned by its MachineDeployment", pool)
 	}
+
+	// The MachinePool, its bootstrap config and infrastructure pool.
+	mps := e.list(kube.MachinePools, labels.ClusterName+"=demo")
+	require.Len(t, mps, 1)
+	mp := &clusterv1.MachinePool{}
+	require.NoError(t, decode.FromUnstructured(&mps[0], mp))
+	owned(&mps[0])
+	assert.Equal(t, "mp-0", mp.Labels[labels.MachinePoolName])
+	assert.EqualValues(t, 2, *mp.Spec.Replicas)
+	bootCfg := e.get(mp.Spec.Template.Spec.Bootstrap.ConfigRef)
+	assert.Equal(t, "SimConfig", bootCfg.GetKind())
+	owned(bootCfg)
+	infraPool := e.get(&mp.Spec.Template.Spec.InfrastructureRef)
+	assert.Equal(t, "SimMachinePool", infraPool.GetKind())
+	it, _, _ := unstructured.NestedString(infraPool.Object, "spec", "instanceType")
+	assert.Equal(t, "sim.small", it)
 
 	// The workflow is visible through the Temporal client, with its search attributes.
 	id := workflows.WorkflowID(e.ns, "demo")
@@ -161,11 +189,12 @@ func TestCreateClusterFromClass(t *testing.T) {
 		return s.Step == "settled" && s.Phase == clusterv1.ClusterPhaseProvisioned && s.Class == "quick-start", fmt.Sprintf("%+v", s)
 	})
 
-	// Day 2: scale a pool, change a pool's labels, add a pool; the same path applies them.
+	// Day 2: scale a pool, change a pool's labels, remove a pool, add one; the same path applies them.
+	removed := byPool["md-1"]
 	c = e.cluster("demo")
-	c.Spec.Topology.Workers.MachineDeployments[1].Replicas = ptr(int32(4))
+	c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr(int32(3))
 	c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Labels["pool"] = "renamed"
-	c.Spec.Topology.Workers.MachineDeployments = append(c.Spec.Topology.Workers.MachineDeployments,
+	c.Spec.Topology.Workers.MachineDeployments = append(c.Spec.Topology.Workers.MachineDeployments[:1],
 		clusterv1.MachineDeploymentTopology{Class: "default-worker", Name: "md-2", Replicas: ptr(int32(1))})
 	e.updateTopology(c)
 	e.eventually(60*time.Second, "day-2 changes applied", func() (bool, string) {
@@ -174,8 +203,18 @@ func TestCreateClusterFromClass(t *testing.T) {
 			r, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 			got[u.GetLabels()[labels.MachineDeploymentName]] = fmt.Sprintf("%d/%s", r, u.GetLabels()["pool"])
 		}
-		want := map[string]string{"md-0": "2/renamed", "md-1": "4/", "md-2": "1/"}
+		want := map[string]string{"md-0": "3/renamed", "md-2": "1/"}
 		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+	})
+	e.eventually(30*time.Second, "removed pool's templates and health check deleted", func() (bool, string) {
+		left := []string{}
+		for _, ref := range []*corev1.ObjectReference{removed.Spec.Template.Spec.Bootstrap.ConfigRef, &removed.Spec.Template.Spec.InfrastructureRef,
+			{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "MachineHealthCheck", Name: removed.Name}} {
+			if _, err := kc.GetRef(e.ctx, ref, e.ns); err == nil {
+				left = append(left, ref.Kind+" "+ref.Name)
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left)
 	})
 }
 

@@ -264,6 +264,13 @@ func (e *env) list(gvr schema.GroupVersionResource, selector string) []unstructu
 	return l.Items
 }
 
+// getTyped reads one object of a known resource into out (and returns out).
+func (e *env) getTyped(gvr schema.GroupVersionResource, name string, out any) any {
+	e.t.Helper()
+	require.NoError(e.t, kc.GetTyped(e.ctx, gvr, e.ns, name, out), "%s %s", gvr.Resource, name)
+	return out
+}
+
 func (e *env) get(ref *corev1.ObjectReference) *unstructured.Unstructured {
 	e.t.Helper()
 	require.NotNil(e.t, ref)
