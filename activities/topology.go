@@ -14,6 +14,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
@@ -62,6 +63,8 @@ type loaded struct {
 	cluster *clusterv1.Cluster
 	class   *clusterv1.ClusterClass
 	input   desired.Input
+	// scopeTemplates marks, by RefKey, which current templates belong to which apply scope.
+	scopeTemplates map[string]bool
 	// currentMDs and currentMPs are the topology-owned pools of the Cluster.
 	currentMDs []clusterv1.MachineDeployment
 	currentMPs []clusterv1.MachinePool
@@ -92,6 +95,25 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		res.MachineDeployments = append(res.MachineDeployments, md.TopologyName)
 	}
 
+	l.scopeTemplates = map[string]bool{}
+	if in.Scope == ScopeControlPlane && l.input.Current.ControlPlane != nil {
+		if ref, err := contract.ObjectRef(l.input.Current.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+			l.scopeTemplates[desired.RefKey(withNamespace(ref, l.cluster.Namespace))] = true
+		}
+	}
+	if in.Scope == ScopeWorkers {
+		for i := range l.currentMDs {
+			spec := &l.currentMDs[i].Spec.Template.Spec
+			l.scopeTemplates[desired.RefKey(withNamespace(&spec.InfrastructureRef, l.cluster.Namespace))] = true
+			if spec.Bootstrap.ConfigRef != nil {
+				l.scopeTemplates[desired.RefKey(withNamespace(spec.Bootstrap.ConfigRef, l.cluster.Namespace))] = true
+			}
+		}
+	}
+	objs, err := state.Objects()
+	if err != nil {
+		return nil, invalid(err)
+	}
 	switch in.Scope {
 	case ScopeControlPlane:
 		var cp *unstructured.Unstructured
@@ -110,8 +132,14 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.applyHealthCheck(ctx, state.ControlPlaneMachineHealthCheck, cp, res); err != nil {
 			return nil, err
 		}
+		if err := a.deleteRotated(ctx, l, objs, res); err != nil {
+			return nil, err
+		}
 	case ScopeWorkers:
 		if err := a.applyWorkers(ctx, l, state, res); err != nil {
+			return nil, err
+		}
+		if err := a.deleteRotated(ctx, l, objs, res); err != nil {
 			return nil, err
 		}
 	default:
@@ -175,7 +203,11 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		return nil, nil, missing("ClusterClass %s/%s references templates that do not exist: %s", class.Namespace, class.Name, strings.Join(absent, ", "))
 	}
 
-	current := desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{}}
+	current := desired.Current{
+		MachineDeployments: map[string]*clusterv1.MachineDeployment{},
+		MachinePools:       map[string]*clusterv1.MachinePool{},
+		Templates:          map[string]*unstructured.Unstructured{},
+	}
 	if ref := cluster.Spec.ControlPlaneRef; ref != nil {
 		cp, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
 		switch {
@@ -184,6 +216,11 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			return nil, nil, fmt.Errorf("reading control plane %s %s: %w", ref.Kind, ref.Name, err)
 		default:
 			current.ControlPlane = cp
+			if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+				if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, cluster)
@@ -193,6 +230,14 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	for i := range mds {
 		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
 			current.MachineDeployments[name] = &mds[i]
+		}
+		refs := []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef}
+		for _, ref := range refs {
+			if ref != nil {
+				if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
@@ -217,6 +262,51 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		currentMDs: mds,
 		currentMPs: mps,
 	}, nil, nil
+}
+
+func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {
+	r := ref.DeepCopy()
+	if r.Namespace == "" {
+		r.Namespace = ns
+	}
+	return r
+}
+
+// readTemplate reads a current cloned template into into; an absent one is skipped.
+func (a *Activities) readTemplate(ctx context.Context, ref *corev1.ObjectReference, ns string, into map[string]*unstructured.Unstructured) error {
+	r := ref.DeepCopy()
+	if r.Namespace == "" {
+		r.Namespace = ns
+	}
+	t, err := a.Kube.GetRef(ctx, r, ns)
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading template %s %s: %w", r.Kind, r.Name, err)
+	}
+	into[desired.RefKey(r)] = t
+	return nil
+}
+
+// deleteRotated deletes current templates the desired state no longer references (they were
+// rotated away from); it runs after the parents were applied with their new references.
+func (a *Activities) deleteRotated(ctx context.Context, l *loaded, keep []*unstructured.Unstructured, res *ApplyResult) error {
+	kept := map[string]bool{}
+	for _, o := range keep {
+		kept[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	for _, key := range desired.SortedKeys(l.input.Current.Templates) {
+		t := l.input.Current.Templates[key]
+		if kept[key] || !l.scopeTemplates[key] {
+			continue
+		}
+		ref := corev1.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName()}
+		if err := a.deleteAll(ctx, t.GetNamespace(), []corev1.ObjectReference{ref}, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // listOwned lists a Cluster's topology-owned objects of one resource, decoded and sorted by name.

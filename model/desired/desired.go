@@ -59,6 +59,10 @@ type Current struct {
 	// MachineDeployments and MachinePools map topology names to existing objects.
 	MachineDeployments map[string]*clusterv1.MachineDeployment
 	MachinePools       map[string]*clusterv1.MachinePool
+	// Templates holds the Cluster's current cloned templates (control plane machine template,
+	// MachineDeployment bootstrap and infrastructure templates), keyed by RefKey. A template whose
+	// spec would change is rotated: it gets a new name and its parent's reference moves.
+	Templates map[string]*unstructured.Unstructured
 }
 
 // State is the desired topology of one Cluster.
@@ -619,7 +623,8 @@ func (c *computer) build() (*State, error) {
 		s.InfrastructureRef = refTo(s.InfrastructureCluster)
 	}
 	if c.cpInfra != nil {
-		s.ControlPlaneInfrastructureTemplate = c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels())
+		s.ControlPlaneInfrastructureTemplate = c.rotate(c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels()),
+			c.cluster.Name+"-control-plane-", "controlPlane/infrastructure")
 	}
 	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
 		return nil, err
@@ -705,8 +710,9 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment, error) {
 	topo, mdClass := s.topo, s.class
 	mdLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachineDeploymentName: topo.Name})
-	bootstrap := c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels)
-	infra := c.cloneTemplate(s.infra.template, s.infra.name, mdLabels)
+	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
+	bootstrap := c.rotate(c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/bootstrap")
+	infra := c.rotate(c.cloneTemplate(s.infra.template, s.infra.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/infrastructure")
 	meta := mergeMeta(mdClass.Template.Metadata, topo.Metadata)
 	version := s.version
 	md := &clusterv1.MachineDeployment{
@@ -898,6 +904,17 @@ func (c *computer) cloneTemplate(tmpl *unstructured.Unstructured, name string, e
 		obj.Object["spec"] = runtimeDeepCopy(spec)
 	}
 	return obj
+}
+
+// rotate gives a cloned template a new name when the template it would replace exists and its
+// spec differs (Cluster API's template rotation); a metadata-only change keeps the name.
+func (c *computer) rotate(tmpl *unstructured.Unstructured, prefix, key string) *unstructured.Unstructured {
+	cur := c.in.Current.Templates[RefKey(refTo(tmpl))]
+	if cur == nil || Compare(cur, tmpl) != SpecChanged {
+		return tmpl
+	}
+	tmpl.SetName(names.WithRandomSuffix(prefix, c.in.Names.For(key+"/"+specHash(tmpl))))
+	return tmpl
 }
 
 func clonedFrom(tmpl *unstructured.Unstructured) map[string]string {

@@ -295,3 +295,79 @@ func TestPatchErrorsNameTheClass(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestTemplateRotation: a cloned template whose spec changes gets a new name (and the parent's
+// reference moves); a metadata-only change keeps the name. The new name is the same on every
+// computation from the same input.
+func TestTemplateRotation(t *testing.T) {
+	in := sample(t)
+	first, err := Compute(in)
+	require.NoError(t, err)
+
+	// The computed objects now exist.
+	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = first.InfrastructureRef, first.ControlPlaneRef
+	in.Current.ControlPlane = first.ControlPlane
+	in.Current.MachineDeployments = map[string]*clusterv1.MachineDeployment{}
+	in.Current.Templates = map[string]*unstructured.Unstructured{}
+	for _, md := range first.MachineDeployments {
+		in.Current.MachineDeployments[md.TopologyName] = md.Object
+		for _, tmpl := range []*unstructured.Unstructured{md.BootstrapTemplate, md.InfraTemplate} {
+			in.Current.Templates[RefKey(refTo(tmpl))] = tmpl
+		}
+	}
+	in.Current.Templates[RefKey(refTo(first.ControlPlaneInfrastructureTemplate))] = first.ControlPlaneInfrastructureTemplate
+
+	same, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, first.MachineDeployments[0].InfraTemplate.GetName(), same.MachineDeployments[0].InfraTemplate.GetName(), "nothing changed")
+	assert.Equal(t, Unchanged, Compare(first.MachineDeployments[0].InfraTemplate, same.MachineDeployments[0].InfraTemplate))
+
+	// Metadata only: the class template gains a label; updated in place.
+	tmplKey := "SimMachineTemplate/default/quick-start-default-worker-machine"
+	in.Templates[tmplKey].SetLabels(map[string]string{"new": "label"})
+	meta, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, first.MachineDeployments[0].InfraTemplate.GetName(), meta.MachineDeployments[0].InfraTemplate.GetName())
+	assert.Equal(t, MetadataOnly, Compare(first.MachineDeployments[0].InfraTemplate, meta.MachineDeployments[0].InfraTemplate))
+
+	// Spec: rotated, for every pool using the class; the MachineDeployment's ref moves.
+	require.NoError(t, unstructured.SetNestedField(in.Templates[tmplKey].Object, "ssd", "spec", "template", "spec", "disk"))
+	rotated, err := Compute(in)
+	require.NoError(t, err)
+	for i, md := range rotated.MachineDeployments {
+		old := first.MachineDeployments[i]
+		assert.NotEqual(t, old.InfraTemplate.GetName(), md.InfraTemplate.GetName(), "%s rotated", md.TopologyName)
+		assert.Regexp(t, `^demo-`+md.TopologyName+`-[bcdfghjklmnpqrstvwxz2456789]{5}$`, md.InfraTemplate.GetName())
+		assert.Equal(t, md.InfraTemplate.GetName(), md.Object.Spec.Template.Spec.InfrastructureRef.Name)
+		assert.Equal(t, old.BootstrapTemplate.GetName(), md.BootstrapTemplate.GetName(), "bootstrap template unchanged")
+		assert.Equal(t, old.Object.Name, md.Object.Name, "the MachineDeployment keeps its name")
+	}
+	again, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, rotated.MachineDeployments[0].InfraTemplate.GetName(), again.MachineDeployments[0].InfraTemplate.GetName(), "rotation names are stable across retries")
+
+	// The control plane machine template rotates the same way, and the control plane follows.
+	cpKey := "SimMachineTemplate/default/quick-start-control-plane-machine"
+	require.NoError(t, unstructured.SetNestedField(in.Templates[cpKey].Object, "sim.huge", "spec", "template", "spec", "instanceType"))
+	cpRot, err := Compute(in)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.ControlPlaneInfrastructureTemplate.GetName(), cpRot.ControlPlaneInfrastructureTemplate.GetName())
+	ref, _, _ := unstructured.NestedString(cpRot.ControlPlane.Object, "spec", "machineTemplate", "infrastructureRef", "name")
+	assert.Equal(t, cpRot.ControlPlaneInfrastructureTemplate.GetName(), ref)
+}
+
+func TestCovers(t *testing.T) {
+	for _, tc := range []struct {
+		have, want any
+		ok         bool
+	}{
+		{map[string]any{"a": int64(1), "extra": "x"}, map[string]any{"a": float64(1)}, true},
+		{map[string]any{"a": 1}, map[string]any{"a": 2}, false},
+		{map[string]any{"l": []any{"a", "b"}}, map[string]any{"l": []any{"a"}}, false},
+		{nil, map[string]any{}, true},
+		{nil, map[string]any{"a": 1}, false},
+		{map[string]any{"m": map[string]any{"x": 1, "y": 2}}, map[string]any{"m": map[string]any{"y": 2}}, true},
+	} {
+		assert.Equal(t, tc.ok, Covers(tc.have, tc.want), "%v covers %v", tc.have, tc.want)
+	}
+}
