@@ -2,6 +2,7 @@
 // managed Cluster. It is also the operator CLI.
 //
 //	starter [run]   watch and drive workflows (default)
+//	starter plan    preview a Cluster's objects and changes (offline from a file, or online, read only)
 package main
 
 import (
@@ -28,6 +29,8 @@ func main() {
 	switch cmd {
 	case "run":
 		err = runWatch(args)
+	case "plan":
+		err = runPlan(args, os.Stdout, os.Stderr)
 	case "help":
 		usage()
 	default:
@@ -45,6 +48,7 @@ func usage() {
 
 commands:
   run    watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)
+  plan   print the objects topoflow would apply for a Cluster, and what would change (read only)
   help   show this help
 `)
 }

@@ -1,0 +1,78 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/plan"
+)
+
+// PlanInput reads, without changing anything, what a plan of an existing Cluster needs: the
+// same inputs the apply activity computes from, plus the Cluster's current topology objects.
+func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input, error) {
+	l, res, err := a.load(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res != nil && res.ClusterGone:
+		return nil, fmt.Errorf("Cluster %s not found", ref)
+	case res != nil && res.Deleting:
+		return nil, fmt.Errorf("Cluster %s is being deleted", ref)
+	case res != nil:
+		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
+	}
+	in := &plan.Input{Desired: l.input}
+	seen := map[string]bool{}
+	add := func(u *unstructured.Unstructured) {
+		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {
+			seen[u.GetKind()+"/"+u.GetName()] = true
+			in.Current = append(in.Current, u)
+		}
+	}
+	if r := l.cluster.Spec.InfrastructureRef; r != nil {
+		if u, err := a.Kube.GetRef(ctx, r, l.cluster.Namespace); err == nil {
+			add(u)
+		} else if !kube.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	add(l.input.Current.ControlPlane)
+	for _, t := range l.input.Current.Templates {
+		add(t)
+	}
+	sel := labels.ClusterName + "=" + l.cluster.Name + "," + labels.TopologyOwned
+	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools, kube.MachineHealthChecks} {
+		list, err := a.Kube.Dynamic.Resource(gvr).Namespace(l.cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
+		}
+		for i := range list.Items {
+			add(&list.Items[i])
+		}
+	}
+	// Objects the current MachinePools point at (their bootstrap config and infrastructure pool).
+	for _, mp := range l.currentMPs {
+		refs := []*corev1.ObjectReference{&mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef}
+		for _, r := range refs {
+			if r == nil || r.Name == "" {
+				continue
+			}
+			u, err := a.Kube.GetRef(ctx, r, l.cluster.Namespace)
+			if err != nil && !kube.IsNotFound(err) {
+				return nil, err
+			}
+			if err == nil {
+				add(u)
+			}
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,316 @@
+// Package plan previews what topoflow would do to one Cluster, without doing it: the desired
+// objects and, given the current objects, each object's action (create, update in place, rotate,
+// delete, unchanged) with a diff. It is the offline replacement for the removed
+// `clusterctl alpha topology plan`.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/names"
+)
+
+// Action is what applying the plan does to one object.
+type Action string
+
+// Actions.
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Rotate    Action = "rotate"
+	Delete    Action = "delete"
+	Unchanged Action = "unchanged"
+)
+
+// ActionAnnotation carries each object's action in the printed List.
+const ActionAnnotation = "topoflow.dev/plan-action"
+
+// Change is the plan for one object.
+type Change struct {
+	Kind, Name string
+	Action     Action
+	// Replaces names the template a rotated template replaces.
+	Replaces string `json:",omitempty"`
+	// Diff is a unified diff of the fields topoflow sets (current vs desired).
+	Diff string `json:",omitempty"`
+}
+
+// Result is a plan.
+type Result struct {
+	// Objects are the desired objects, in apply order.
+	Objects []*unstructured.Unstructured
+	// Changes are present when current objects were given: desired objects first, then deletions.
+	Changes []Change
+	// Variables are the Cluster's variables after defaulting.
+	Variables []clusterv1.ClusterVariable
+}
+
+// Input is a parsed plan input.
+type Input struct {
+	Desired desired.Input
+	// Current are the Cluster's current topology objects (may be empty).
+	Current []*unstructured.Unstructured
+}
+
+// FromObjects sorts the documents of a plan file: exactly one ClusterClass, exactly one Cluster,
+// the templates the class references, and any current objects of the Cluster (objects labelled
+// cluster.x-k8s.io/cluster-name with the Cluster's name). Errors name every problem found.
+func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error) {
+	var problems []string
+	var classes, clusters []*unstructured.Unstructured
+	rest := []*unstructured.Unstructured{}
+	for _, o := range objs {
+		switch {
+		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "ClusterClass":
+			classes = append(classes, o)
+		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "Cluster":
+			clusters = append(clusters, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	if len(classes) != 1 {
+		problems = append(problems, fmt.Sprintf("want exactly one ClusterClass, found %d", len(classes)))
+	}
+	if len(clusters) != 1 {
+		problems = append(problems, fmt.Sprintf("want exactly one Cluster, found %d", len(clusters)))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	class := &clusterv1.ClusterClass{}
+	if err := decode.FromUnstructured(classes[0], class); err != nil {
+		problems = append(problems, err.Error())
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := decode.FromUnstructured(clusters[0], cluster); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	defaultNamespace(class, cluster)
+	if cluster.UID == "" {
+		cluster.UID = types.UID("planned-" + cluster.Namespace + "-" + cluster.Name)
+	}
+
+	in := &Input{Desired: desired.Input{
+		Cluster:   cluster,
+		Class:     class,
+		Templates: map[string]*unstructured.Unstructured{},
+		Names:     names.Source{Seed: seed},
+		Current: desired.Current{
+			MachineDeployments: map[string]*clusterv1.MachineDeployment{},
+			MachinePools:       map[string]*clusterv1.MachinePool{},
+			Templates:          map[string]*unstructured.Unstructured{},
+		},
+	}}
+	wanted := map[string]bool{}
+	for _, tr := range desired.TemplateRefs(class) {
+		wanted[desired.RefKey(tr.Ref)] = true
+	}
+	for _, o := range rest {
+		if o.GetNamespace() == "" {
+			o.SetNamespace(cluster.Namespace)
+		}
+		key := desired.RefKey(&corev1.ObjectReference{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
+		switch {
+		case wanted[key]:
+			in.Desired.Templates[key] = o
+		case o.GetLabels()[labels.ClusterName] == cluster.Name:
+			in.Current = append(in.Current, o)
+			if err := in.addCurrent(o, key); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	return in, nil
+}
+
+// defaultNamespace puts objects without a namespace in "default", as kubectl would.
+func defaultNamespace(class *clusterv1.ClusterClass, cluster *clusterv1.Cluster) {
+	if class.Namespace == "" {
+		class.Namespace = "default"
+	}
+	if cluster.Namespace == "" {
+		cluster.Namespace = "default"
+	}
+}
+
+// addCurrent records a current object in the computation's view of the present.
+func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
+	cluster := in.Desired.Cluster
+	switch {
+	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineDeployment":
+		md := &clusterv1.MachineDeployment{}
+		if err := decode.FromUnstructured(o, md); err != nil {
+			return err
+		}
+		in.Desired.Current.MachineDeployments[md.Labels[labels.MachineDeploymentName]] = md
+	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachinePool":
+		mp := &clusterv1.MachinePool{}
+		if err := decode.FromUnstructured(o, mp); err != nil {
+			return err
+		}
+		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = mp
+	case cluster.Spec.ControlPlaneRef != nil && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
+		in.Desired.Current.ControlPlane = o
+	case strings.HasSuffix(o.GetKind(), "Template"):
+		in.Desired.Current.Templates[key] = o
+	}
+	return nil
+}
+
+// Compute plans the Cluster.
+func Compute(in *Input) (*Result, error) {
+	state, err := desired.Compute(in.Desired)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := state.Objects()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Objects: objs, Variables: state.Variables}
+	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
+		return res, nil
+	}
+	current := map[string]*unstructured.Unstructured{}
+	for _, c := range in.Current {
+		current[c.GetKind()+"/"+c.GetName()] = c
+	}
+	seen := map[string]bool{}
+	// Templates rotated away from: a desired template of the same role replaces them.
+	replaced := rotations(in.Desired.Current.Templates, objs)
+	for _, o := range objs {
+		key := o.GetKind() + "/" + o.GetName()
+		seen[key] = true
+		ch := Change{Kind: o.GetKind(), Name: o.GetName()}
+		cur, ok := current[key]
+		switch {
+		case !ok && replaced[key] != "":
+			ch.Action, ch.Replaces = Rotate, replaced[key]
+			if old := current[o.GetKind()+"/"+replaced[key]]; old != nil {
+				ch.Diff = diff(old, o)
+			}
+		case !ok:
+			ch.Action = Create
+		case desired.Compare(cur, o) == desired.Unchanged:
+			ch.Action = Unchanged
+		default:
+			ch.Action, ch.Diff = Update, diff(cur, o)
+		}
+		res.Changes = append(res.Changes, ch)
+		annotate(o, ch.Action)
+	}
+	var deletes []Change
+	for key, c := range current {
+		if !seen[key] && isTopologyObject(c) {
+			deletes = append(deletes, Change{Kind: c.GetKind(), Name: c.GetName(), Action: Delete})
+		}
+	}
+	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Kind+deletes[i].Name < deletes[j].Kind+deletes[j].Name })
+	res.Changes = append(res.Changes, deletes...)
+	return res, nil
+}
+
+// rotations maps each desired template that replaces a current one (same kind and role labels,
+// different name) to the name it replaces.
+func rotations(currentTemplates map[string]*unstructured.Unstructured, objs []*unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		for _, cur := range currentTemplates {
+			if cur.GetKind() == o.GetKind() && cur.GetName() != o.GetName() &&
+				cur.GetAnnotations()[labels.ClonedFromName] == o.GetAnnotations()[labels.ClonedFromName] &&
+				cur.GetLabels()[labels.MachineDeploymentName] == o.GetLabels()[labels.MachineDeploymentName] &&
+				!nameIn(cur.GetName(), objs, cur.GetKind()) {
+				out[o.GetKind()+"/"+o.GetName()] = cur.GetName()
+			}
+		}
+	}
+	return out
+}
+
+func nameIn(name string, objs []*unstructured.Unstructured, kind string) bool {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isTopologyObject(u *unstructured.Unstructured) bool {
+	_, ok := u.GetLabels()[labels.TopologyOwned]
+	return ok
+}
+
+func annotate(o *unstructured.Unstructured, a Action) {
+	ann := o.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[ActionAnnotation] = string(a)
+	o.SetAnnotations(ann)
+}
+
+// diff is a unified diff of the fields desired sets, current first.
+func diff(current, want *unstructured.Unstructured) string {
+	w := desired.Intent(want).Object
+	delete(w["metadata"].(map[string]any), "annotations")
+	if ann := want.GetAnnotations(); len(ann) > 0 {
+		a := map[string]any{}
+		for k, v := range ann {
+			if k != ActionAnnotation {
+				a[k] = v
+			}
+		}
+		if len(a) > 0 {
+			w["metadata"].(map[string]any)["annotations"] = a
+		}
+	}
+	have := desired.Project(current.Object, w)
+	a, _ := toYAML(have)
+	b, _ := toYAML(w)
+	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		FromFile: "current " + current.GetKind() + " " + current.GetName(),
+		ToFile:   "desired " + want.GetKind() + " " + want.GetName(),
+		Context:  2,
+	})
+	return d
+}
+
+func toYAML(v any) (string, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	y, err := yaml.JSONToYAML(js)
+	return string(y), err
+}
+
+// List wraps the desired objects in a Kubernetes List.
+func (r *Result) List() *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, o := range r.Objects {
+		list.Items = append(list.Items, *o)
+	}
+	return list
+}

@@ -1,0 +1,153 @@
+package plan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/model/decode"
+)
+
+func sampleObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	var all []*unstructured.Unstructured
+	for _, f := range []string{"clusterclass.yaml", "cluster.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "samples", f))
+		require.NoError(t, err)
+		docs, err := decode.Documents(bytes.NewReader(data))
+		require.NoError(t, err)
+		all = append(all, docs...)
+	}
+	return all
+}
+
+func actions(r *Result) map[string]Action {
+	out := map[string]Action{}
+	for _, c := range r.Changes {
+		out[c.Kind+"/"+c.Name] = c.Action
+	}
+	return out
+}
+
+func TestPlanFreshCluster(t *testing.T) {
+	in, err := FromObjects(sampleObjects(t), 7)
+	require.NoError(t, err)
+	res, err := Compute(in)
+	require.NoError(t, err)
+	assert.Len(t, res.Objects, 15)
+	assert.Empty(t, res.Changes, "no current objects, no change list")
+	list := res.List()
+	assert.Equal(t, "List", list.GetKind())
+	assert.Len(t, list.Items, 15)
+
+	again, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	for i := range res.Objects {
+		assert.Equal(t, res.Objects[i].GetName(), again.Objects[i].GetName(), "same seed, same names")
+	}
+}
+
+func mustInput(t *testing.T, objs []*unstructured.Unstructured, seed uint64) *Input {
+	t.Helper()
+	in, err := FromObjects(objs, seed)
+	require.NoError(t, err)
+	return in
+}
+
+// TestPlanWithCurrentObjects: feeding the planned objects back as the current state gives an
+// all-unchanged plan; then a class template change rotates, a topology change updates, and a
+// removed pool deletes.
+func TestPlanWithCurrentObjects(t *testing.T) {
+	first, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+
+	withCurrent := func(edit func(objs []*unstructured.Unstructured)) *Result {
+		objs := sampleObjects(t)
+		if edit != nil {
+			edit(objs)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "Cluster" {
+				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
+				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": first.Objects[0].GetName()}, "spec", "infrastructureRef"))
+			}
+		}
+		for _, o := range first.Objects {
+			cur := o.DeepCopy()
+			ann := cur.GetAnnotations()
+			delete(ann, ActionAnnotation)
+			cur.SetAnnotations(ann)
+			objs = append(objs, cur)
+		}
+		res, err := Compute(mustInput(t, objs, 99))
+		require.NoError(t, err)
+		return res
+	}
+
+	same := withCurrent(nil)
+	for k, a := range actions(same) {
+		assert.Equal(t, Unchanged, a, k)
+	}
+
+	changed := withCurrent(func(objs []*unstructured.Unstructured) {
+		for _, o := range objs {
+			switch {
+			case o.GetName() == "quick-start-default-worker-machine":
+				require.NoError(t, unstructured.SetNestedField(o.Object, "ssd", "spec", "template", "spec", "disk"))
+			case o.GetKind() == "Cluster":
+				mds, _, _ := unstructured.NestedSlice(o.Object, "spec", "topology", "workers", "machineDeployments")
+				md0 := mds[0].(map[string]any)
+				md0["replicas"] = int64(5)
+				require.NoError(t, unstructured.SetNestedSlice(o.Object, mds[:1], "spec", "topology", "workers", "machineDeployments"))
+			}
+		}
+	})
+	got := map[Action][]string{}
+	for _, c := range changed.Changes {
+		got[c.Action] = append(got[c.Action], c.Kind)
+		if c.Action == Rotate {
+			assert.NotEmpty(t, c.Replaces)
+			assert.Contains(t, c.Diff, "+      disk: ssd")
+		}
+		if c.Action == Update && c.Kind == "MachineDeployment" {
+			assert.Contains(t, c.Diff, "-  replicas: 2")
+			assert.Contains(t, c.Diff, "+  replicas: 5")
+		}
+	}
+	assert.Equal(t, []string{"SimMachineTemplate"}, got[Rotate], "md-0's infrastructure template rotates")
+	assert.Equal(t, []string{"MachineDeployment"}, got[Update])
+	deleted := strings.Join(got[Delete], ",")
+	for _, k := range []string{"MachineDeployment", "SimConfigTemplate", "MachineHealthCheck"} {
+		assert.Contains(t, deleted, k, "md-1 is gone with its objects")
+	}
+	assert.Contains(t, deleted, "SimMachineTemplate", "md-0's rotated-away template and md-1's are deleted")
+}
+
+func TestFromObjectsErrors(t *testing.T) {
+	objs := sampleObjects(t)
+	var noCluster []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "Cluster" {
+			noCluster = append(noCluster, o)
+		}
+	}
+	_, err := FromObjects(noCluster, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "want exactly one Cluster, found 0")
+
+	bad := sampleObjects(t)
+	for _, o := range bad {
+		if o.GetKind() == "Cluster" {
+			o.Object["spec"].(map[string]any)["topology"].(map[string]any)["verison"] = "x"
+		}
+	}
+	_, err = FromObjects(bad, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown field "spec.topology.verison"`)
+}
