@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/validation"
 )
 
 // Scope says which part of the topology ApplyTopology writes.
@@ -180,6 +181,10 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			return nil, nil, invalid(err)
 		}
 		return nil, nil, fmt.Errorf("reading ClusterClass %s/%s: %w", classNS, cluster.Spec.Topology.Class, err)
+	}
+
+	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
+		return nil, nil, invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
 	}
 
 	templates := map[string]*unstructured.Unstructured{}

@@ -21,6 +21,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/validation"
 )
 
 // Action is what applying the plan does to one object.
@@ -177,8 +178,18 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 	return nil
 }
 
-// Compute plans the Cluster.
+// Compute validates the class and the Cluster, then plans the Cluster.
 func Compute(in *Input) (*Result, error) {
+	c := in.Desired.Cluster
+	errs := validation.ClusterClass(in.Desired.Class, nil, nil)
+	old := (*clusterv1.Cluster)(nil)
+	if c.Spec.InfrastructureRef != nil || c.Spec.ControlPlaneRef != nil {
+		old = c // an existing Cluster: its references were set by topoflow
+	}
+	errs = append(errs, validation.Cluster(c, old, in.Desired.Class, nil)...)
+	if len(errs) > 0 {
+		return nil, &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
+	}
 	state, err := desired.Compute(in.Desired)
 	if err != nil {
 		return nil, err

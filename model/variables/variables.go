@@ -154,6 +154,26 @@ func (c *Cache) get(name string) (*compiled, error) {
 	return cc, nil
 }
 
+// CompileAll compiles every definition's schema, returning an error per invalid schema.
+func (c *Cache) CompileAll() field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range sortedNames(c.defs) {
+		if _, err := c.get(name); err != nil {
+			errs = append(errs, toFieldErr(err))
+		}
+	}
+	return errs
+}
+
+func sortedNames(defs map[string]Definition) []string {
+	names := make([]string, 0, len(defs))
+	for n := range defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Default returns values with defaults applied: a variable the Cluster does not set gets its
 // schema's top-level default, and set values get defaults for their nested fields. Variables
 // without a default stay unset. Values already set are never changed by a new class default.

@@ -1,0 +1,216 @@
+package validation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/variables"
+)
+
+// SkipVersionCheckAnnotation on a Cluster turns off the version upgrade checks (Cluster API's
+// escape hatch for operators who know better).
+const SkipVersionCheckAnnotation = "unsafe.topology.cluster.x-k8s.io/disable-update-version-check"
+
+// Cluster validates a managed Cluster on create (old == nil) or update, against its class (nil
+// when not known: the class-dependent checks are skipped) and, on update, the old class (for a
+// rebase; nil when the class did not change).
+func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	topo := c.Spec.Topology
+	tp := spec.Child("topology")
+	if topo == nil {
+		if old != nil && old.Spec.Topology != nil {
+			errs = append(errs, field.Forbidden(tp, "spec.topology cannot be removed from a managed Cluster"))
+		}
+		return errs
+	}
+	if old == nil {
+		if c.Spec.InfrastructureRef != nil {
+			errs = append(errs, field.Forbidden(spec.Child("infrastructureRef"), "must not be set when spec.topology is set: the topology creates the infrastructure cluster"))
+		}
+		if c.Spec.ControlPlaneRef != nil {
+			errs = append(errs, field.Forbidden(spec.Child("controlPlaneRef"), "must not be set when spec.topology is set: the topology creates the control plane"))
+		}
+	}
+	if old != nil && old.Spec.Topology == nil {
+		errs = append(errs, field.Forbidden(tp, "an unmanaged Cluster cannot be given a topology"))
+	}
+	if topo.Class == "" {
+		errs = append(errs, field.Required(tp.Child("class"), ""))
+	}
+	version, err := parseVersion(topo.Version)
+	if err != nil {
+		errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, err.Error()))
+	}
+	if topo.ClassNamespace != "" && len(validation.IsDNS1123Label(topo.ClassNamespace)) > 0 {
+		errs = append(errs, field.Invalid(tp.Child("classNamespace"), topo.ClassNamespace, "must be a namespace name"))
+	}
+	errs = append(errs, workerNames(topo, tp.Child("workers"))...)
+
+	if class != nil {
+		errs = append(errs, againstClass(c, class, tp)...)
+		if version != nil && len(class.Spec.KubernetesVersions) > 0 && !slices.Contains(class.Spec.KubernetesVersions, topo.Version) {
+			errs = append(errs, field.NotSupported(tp.Child("version"), topo.Version, class.Spec.KubernetesVersions))
+		}
+	}
+	if old != nil && old.Spec.Topology != nil {
+		if version != nil && c.Annotations[SkipVersionCheckAnnotation] == "" {
+			errs = append(errs, versionUpdate(old.Spec.Topology.Version, version, topo.Version, class, tp.Child("version"))...)
+		}
+		if oldClass != nil && class != nil && old.Spec.Topology.Class != topo.Class {
+			errs = append(errs, rebase(oldClass, class, tp.Child("class"))...)
+		}
+	}
+	return errs
+}
+
+func parseVersion(v string) (*semver.Version, error) {
+	if !strings.HasPrefix(v, "v") {
+		return nil, fmt.Errorf(`must be a semantic version with a "v" prefix, such as v1.31.2`)
+	}
+	sv, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v"))
+	if err != nil {
+		return nil, fmt.Errorf("must be a semantic version such as v1.31.2: %v", err)
+	}
+	return sv, nil
+}
+
+// workerNames: pool names are unique within their kind and usable as label values.
+func workerNames(topo *clusterv1.Topology, p *field.Path) field.ErrorList {
+	if topo.Workers == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	check := func(kind string, i int, name string, seen map[string]bool) {
+		np := p.Child(kind).Index(i).Child("name")
+		switch {
+		case name == "":
+			errs = append(errs, field.Required(np, ""))
+		case seen[name]:
+			errs = append(errs, field.Duplicate(np, name))
+		default:
+			if msgs := validation.IsValidLabelValue(name); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(np, name, strings.Join(msgs, "; ")))
+			}
+		}
+		seen[name] = true
+	}
+	seen := map[string]bool{}
+	for i, md := range topo.Workers.MachineDeployments {
+		check("machineDeployments", i, md.Name, seen)
+	}
+	seen = map[string]bool{}
+	for i, mp := range topo.Workers.MachinePools {
+		check("machinePools", i, mp.Name, seen)
+	}
+	return errs
+}
+
+// againstClass: worker classes exist, health checks that are enabled are defined, and variables
+// (after defaulting) match the class's definitions.
+func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	topo := c.Spec.Topology
+	enabled := func(m *clusterv1.MachineHealthCheckTopology) bool { return m != nil && m.Enable != nil && *m.Enable }
+	if enabled(topo.ControlPlane.MachineHealthCheck) && class.Spec.ControlPlane.MachineHealthCheck == nil && isZero(topo.ControlPlane.MachineHealthCheck) {
+		errs = append(errs, field.Forbidden(tp.Child("controlPlane", "machineHealthCheck", "enable"), "neither the topology nor the ClusterClass defines a MachineHealthCheck"))
+	}
+	if w := topo.Workers; w != nil {
+		for i, md := range w.MachineDeployments {
+			p := tp.Child("workers", "machineDeployments").Index(i)
+			mdc := class.MachineDeploymentClass(md.Class)
+			if mdc == nil {
+				errs = append(errs, field.Invalid(p.Child("class"), md.Class, fmt.Sprintf("MachineDeploymentClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
+				continue
+			}
+			if enabled(md.MachineHealthCheck) && mdc.MachineHealthCheck == nil && isZero(md.MachineHealthCheck) {
+				errs = append(errs, field.Forbidden(p.Child("machineHealthCheck", "enable"), "neither the topology nor the MachineDeploymentClass defines a MachineHealthCheck"))
+			}
+		}
+		for i, mp := range w.MachinePools {
+			if class.MachinePoolClass(mp.Class) == nil {
+				errs = append(errs, field.Invalid(tp.Child("workers", "machinePools").Index(i).Child("class"), mp.Class,
+					fmt.Sprintf("MachinePoolClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
+			}
+		}
+	}
+	defs, err := variables.Definitions(class)
+	if err != nil {
+		return append(errs, field.Invalid(tp.Child("class"), topo.Class, err.Error()))
+	}
+	cache := variables.NewCache(defs)
+	vp := tp.Child("variables")
+	values, derrs := cache.Default(topo.Variables, vp)
+	errs = append(errs, derrs...)
+	errs = append(errs, cache.Validate(values, vp, true)...)
+	overrides := func(o []clusterv1.ClusterVariable, p *field.Path) {
+		o, derrs := cache.DefaultOverrides(o, p)
+		errs = append(errs, derrs...)
+		errs = append(errs, cache.Validate(o, p, false)...)
+	}
+	if v := topo.ControlPlane.Variables; v != nil {
+		overrides(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))
+	}
+	if w := topo.Workers; w != nil {
+		for i, md := range w.MachineDeployments {
+			if md.Variables != nil {
+				overrides(md.Variables.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))
+			}
+		}
+		for i, mp := range w.MachinePools {
+			if mp.Variables != nil {
+				overrides(mp.Variables.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))
+			}
+		}
+	}
+	return errs
+}
+
+func isZero(m *clusterv1.MachineHealthCheckTopology) bool {
+	c := m.MachineHealthCheckClass
+	return len(c.UnhealthyConditions) == 0 && c.MaxUnhealthy == nil && c.UnhealthyRange == nil && c.NodeStartupTimeout == nil && c.RemediationTemplate == nil
+}
+
+// versionUpdate: no downgrade; at most one minor at a time unless the class lists
+// kubernetesVersions (then the upgrade is chained through them).
+func versionUpdate(oldV string, newV *semver.Version, raw string, class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
+	prev, err := parseVersion(oldV)
+	if err != nil {
+		return nil // an unparsable old version was already reported when it was set
+	}
+	if newV.LessThan(prev) {
+		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version cannot be decreased from %s", oldV))}
+	}
+	chained := class != nil && len(class.Spec.KubernetesVersions) > 0
+	if !chained && (newV.Major() != prev.Major() || newV.Minor() > prev.Minor()+1) {
+		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions to chain an upgrade", oldV))}
+	}
+	return nil
+}
+
+// rebase: moving to another class keeps the kind and group of every template (bootstrap
+// templates excepted), and whether the class has an infrastructure cluster and control plane
+// machines.
+func rebase(oldClass, class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	incompatible := func(why string) *field.Error {
+		return field.Invalid(p, class.Name, fmt.Sprintf("ClusterClass %s is not compatible with %s: %s", class.Name, oldClass.Name, why))
+	}
+	for _, e := range classUpdate(class, oldClass, nil) {
+		errs = append(errs, incompatible(e.Error()))
+	}
+	if (oldClass.Spec.Infrastructure == nil) != (class.Spec.Infrastructure == nil) {
+		errs = append(errs, incompatible("one has an infrastructure template and the other not"))
+	}
+	if (oldClass.Spec.ControlPlane.MachineInfrastructure == nil) != (class.Spec.ControlPlane.MachineInfrastructure == nil) {
+		errs = append(errs, incompatible("one has control plane machines and the other not"))
+	}
+	return errs
+}

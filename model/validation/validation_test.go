@@ -1,0 +1,264 @@
+package validation
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
+)
+
+func sample(t *testing.T) (*clusterv1.ClusterClass, *clusterv1.Cluster) {
+	t.Helper()
+	class, cluster := &clusterv1.ClusterClass{}, &clusterv1.Cluster{}
+	for _, f := range []string{"clusterclass.yaml", "cluster.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "samples", f))
+		require.NoError(t, err)
+		docs, err := decode.Documents(bytes.NewReader(data))
+		require.NoError(t, err)
+		for _, d := range docs {
+			switch d.GetKind() {
+			case "ClusterClass":
+				require.NoError(t, decode.FromUnstructured(d, class))
+			case "Cluster":
+				require.NoError(t, decode.FromUnstructured(d, cluster))
+			}
+		}
+	}
+	return class, cluster
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestSampleIsValid(t *testing.T) {
+	class, cluster := sample(t)
+	assert.Empty(t, ClusterClass(class, nil, nil))
+	assert.Empty(t, Cluster(cluster, nil, class, nil))
+}
+
+func TestClusterClassRules(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *clusterv1.ClusterClass)
+		want string
+	}{
+		{"control plane ref required", func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.Ref = nil }, "spec.controlPlane.ref: Required value"},
+		{"ref needs a kind", func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.Ref.Kind = "" }, "spec.controlPlane.ref.kind: Required value"},
+		{"same-namespace references", func(c *clusterv1.ClusterClass) { c.Spec.Infrastructure.Ref.Namespace = "other" },
+			`spec.infrastructure.ref.namespace: Invalid value: "other": templates must be in the ClusterClass's namespace "default"`},
+		{"unique MachineDeploymentClass names", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachineDeployments = append(c.Spec.Workers.MachineDeployments, c.Spec.Workers.MachineDeployments[0])
+		}, `spec.workers.machineDeployments[1].class: Duplicate value: "default-worker"`},
+		{"unique MachinePoolClass names", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachinePools = append(c.Spec.Workers.MachinePools, c.Spec.Workers.MachinePools[0])
+		}, `spec.workers.machinePools[1].class: Duplicate value: "default-pool"`},
+		{"worker template refs required", func(c *clusterv1.ClusterClass) { c.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref = nil },
+			"spec.workers.machineDeployments[0].template.bootstrap.ref: Required value"},
+		{"naming template must render a valid name", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachineDeployments[0].NamingStrategy = &clusterv1.MachineDeploymentClassNamingStrategy{Template: ptr("{{ .machinePool.topologyName }}")}
+		}, "spec.workers.machineDeployments[0].namingStrategy.template"},
+		{"MHC range and maxUnhealthy exclusive", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachineDeployments[0].MachineHealthCheck.MaxUnhealthy = ptrIntStr("40%")
+		}, "spec.workers.machineDeployments[0].machineHealthCheck.unhealthyRange: Forbidden"},
+		{"control plane MHC needs machines", func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.MachineInfrastructure = nil },
+			"spec.controlPlane.machineHealthCheck: Forbidden"},
+		{"unique variable names", func(c *clusterv1.ClusterClass) { c.Spec.Variables = append(c.Spec.Variables, c.Spec.Variables[0]) },
+			`spec.variables[3].name: Duplicate value: "region"`},
+		{"builtin is reserved", func(c *clusterv1.ClusterClass) { c.Spec.Variables[0].Name = "builtinRegion" }, `spec.variables[0].name: Invalid value: "builtinRegion"`},
+		{"default must match the schema", func(c *clusterv1.ClusterClass) {
+			c.Spec.Variables[2].Schema.OpenAPIV3Schema.Default = &apiextensionsv1.JSON{Raw: []byte(`"XL"`)}
+		}, `spec.variables[workerInstanceType].schema.openAPIV3Schema.default: Invalid value: "\"XL\""`},
+		{"schema must be structural", func(c *clusterv1.ClusterClass) {
+			c.Spec.Variables[0].Schema.OpenAPIV3Schema = clusterv1.JSONSchemaProps{Type: "object", Properties: map[string]clusterv1.JSONSchemaProps{"a": {}}}
+		}, "spec.variables[region].schema.openAPIV3Schema"},
+		{"unique patch names", func(c *clusterv1.ClusterClass) { c.Spec.Patches = append(c.Spec.Patches, c.Spec.Patches[0]) },
+			`spec.patches[3].name: Duplicate value: "region"`},
+		{"patch paths start with /spec/", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].JSONPatches[0].Path = "/metadata/labels/x"
+		},
+			`spec.patches[0].definitions[0].jsonPatches[0].path: Invalid value: "/metadata/labels/x": must start with "/spec/"`},
+		{"add only at list index 0 or -", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[2].Definitions[0].JSONPatches[0].Path = "/spec/template/spec/files/3"
+		}, `an add may only insert at list index "0" or "-"`},
+		{"unsupported op", func(c *clusterv1.ClusterClass) { c.Spec.Patches[0].Definitions[0].JSONPatches[0].Op = "move" },
+			`spec.patches[0].definitions[0].jsonPatches[0].op: Unsupported value: "move"`},
+		{"value and valueFrom exclusive", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].JSONPatches[0].Value = &apiextensionsv1.JSON{Raw: []byte(`"x"`)}
+		}, "value and valueFrom are mutually exclusive"},
+		{"unknown variable", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr("zone.name")
+		}, `spec.patches[0].definitions[0].jsonPatches[0].valueFrom.variable: Invalid value: "zone.name": variable "zone" is not defined`},
+		{"unknown builtin", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr("builtin.cluster.colour")
+		}, "not a builtin variable"},
+		{"template must parse", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[2].Definitions[0].JSONPatches[1].ValueFrom.Template = ptr("{{ .x ")
+		}, "spec.patches[2].definitions[0].jsonPatches[1].valueFrom.template"},
+		{"enabledIf must parse", func(c *clusterv1.ClusterClass) { c.Spec.Patches[0].EnabledIf = ptr("{{ if }}") }, "spec.patches[0].enabledIf"},
+		{"selector must select something", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].Selector.MatchResources = clusterv1.PatchSelectorMatch{}
+		}, "spec.patches[0].definitions[0].selector.matchResources: Required value"},
+		{"selector must match a template", func(c *clusterv1.ClusterClass) { c.Spec.Patches[0].Definitions[0].Selector.Kind = "AWSClusterTemplate" },
+			"selects no template of this ClusterClass"},
+		{"selector class names must exist", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[2].Definitions[0].Selector.MatchResources.MachineDeploymentClass.Names = []string{"gpu"}
+		}, `machineDeploymentClass.names[0]: Invalid value: "gpu"`},
+		{"definitions or external", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].External = &clusterv1.ExternalPatchDefinition{GenerateExtension: ptr("x")}
+		}, "exactly one of definitions and external must be set"},
+		{"kubernetesVersions semver", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.30.4", "1.31"} },
+			`spec.kubernetesVersions[1]: Invalid value: "1.31"`},
+		{"kubernetesVersions ascending", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.31.2", "v1.30.4"} },
+			"spec.kubernetesVersions[1]: Invalid value: \"v1.30.4\": versions must be listed in ascending order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class, _ := sample(t)
+			tc.edit(class)
+			errs := ClusterClass(class, nil, nil)
+			require.NotEmpty(t, errs)
+			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
+		})
+	}
+}
+
+func ptrIntStr(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+
+func TestClusterClassUpdateRules(t *testing.T) {
+	_, cluster := sample(t)
+	users := []clusterv1.Cluster{*cluster}
+	for _, tc := range []struct {
+		name string
+		edit func(c *clusterv1.ClusterClass)
+		want string
+	}{
+		{"infrastructure kind immutable", func(c *clusterv1.ClusterClass) { c.Spec.Infrastructure.Ref.Kind = "OtherClusterTemplate" },
+			"spec.infrastructure.ref: Invalid value: \"OtherClusterTemplate.infrastructure.cluster.x-k8s.io\": the template's kind and group cannot change (was SimClusterTemplate.infrastructure.cluster.x-k8s.io)"},
+		{"control plane group immutable", func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.Ref.APIVersion = "other.io/v1" },
+			"spec.controlPlane.ref: Invalid value"},
+		{"worker infrastructure kind immutable", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Kind = "OtherMachineTemplate"
+		}, "spec.workers.machineDeployments[0].template.infrastructure.ref"},
+		{"used MachineDeploymentClass cannot be removed", func(c *clusterv1.ClusterClass) { c.Spec.Workers.MachineDeployments = nil },
+			`MachineDeploymentClass "default-worker" cannot be removed: used by Cluster(s) default/demo`},
+		{"used MachinePoolClass cannot be removed", func(c *clusterv1.ClusterClass) { c.Spec.Workers.MachinePools = nil },
+			`MachinePoolClass "default-pool" cannot be removed`},
+		{"used variable cannot be removed", func(c *clusterv1.ClusterClass) {
+			c.Spec.Variables = c.Spec.Variables[1:]
+			c.Spec.Patches = c.Spec.Patches[1:]
+		}, `variable "region" cannot be removed: used by Cluster(s) default/demo`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, _ := sample(t)
+			class := old.DeepCopy()
+			tc.edit(class)
+			errs := ClusterClass(class, old, users)
+			require.NotEmpty(t, errs)
+			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
+		})
+	}
+	// A bootstrap template may change kind; an unused class may go.
+	old, _ := sample(t)
+	class := old.DeepCopy()
+	class.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref.Kind = "OtherConfigTemplate"
+	class.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref.APIVersion = "bootstrap.other.io/v1"
+	assert.Empty(t, ClusterClass(class, old, users))
+	class = old.DeepCopy()
+	class.Spec.Workers.MachinePools = nil
+	assert.Empty(t, ClusterClass(class, old, nil), "no Cluster uses it")
+}
+
+func TestClusterRules(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *clusterv1.Cluster, class *clusterv1.ClusterClass)
+		want string
+	}{
+		{"class required", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Class = "" }, "spec.topology.class: Required value"},
+		{"semver version", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Version = "1.31" },
+			`spec.topology.version: Invalid value: "1.31": must be a semantic version with a "v" prefix`},
+		{"refs exclusive with topology", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.InfrastructureRef = &corev1.ObjectReference{Kind: "SimCluster", Name: "x"}
+		}, "spec.infrastructureRef: Forbidden: must not be set when spec.topology is set"},
+		{"control plane ref exclusive too", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "SimControlPlane", Name: "x"}
+		}, "spec.controlPlaneRef: Forbidden"},
+		{"unique pool names", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[1].Name = "md-0"
+		}, `spec.topology.workers.machineDeployments[1].name: Duplicate value: "md-0"`},
+		{"pool names are label values", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachinePools[0].Name = "no spaces allowed"
+		}, `spec.topology.workers.machinePools[0].name: Invalid value: "no spaces allowed"`},
+		{"worker class must exist", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[0].Class = "gpu"
+		}, `spec.topology.workers.machineDeployments[0].class: Invalid value: "gpu": MachineDeploymentClass is not defined in ClusterClass default/quick-start`},
+		{"required variable", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Variables = nil },
+			"spec.topology.variables[region]: Required value"},
+		{"override validated", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`"big"`)
+		}, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value"},
+		{"enabled MHC needs a definition", func(c *clusterv1.Cluster, class *clusterv1.ClusterClass) {
+			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
+			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: ptr(true)}
+		}, "spec.topology.workers.machineDeployments[0].machineHealthCheck.enable: Forbidden"},
+		{"version listed by the class", func(c *clusterv1.Cluster, class *clusterv1.ClusterClass) {
+			class.Spec.KubernetesVersions = []string{"v1.30.4", "v1.31.3"}
+		}, `spec.topology.version: Unsupported value: "v1.31.2"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class, c := sample(t)
+			tc.edit(c, class)
+			errs := Cluster(c, nil, class, nil)
+			require.NotEmpty(t, errs)
+			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
+		})
+	}
+}
+
+func TestClusterUpdateRules(t *testing.T) {
+	class, old := sample(t)
+	upgrade := func(to string, cls *clusterv1.ClusterClass, annotations map[string]string) error {
+		c := old.DeepCopy()
+		c.Spec.Topology.Version = to
+		c.Annotations = annotations
+		return Cluster(c, old, cls, nil).ToAggregate()
+	}
+	assert.NoError(t, upgrade("v1.31.5", class, nil), "patch upgrade")
+	assert.NoError(t, upgrade("v1.32.0", class, nil), "one minor")
+	assert.ErrorContains(t, upgrade("v1.30.9", class, nil), "version cannot be decreased from v1.31.2")
+	assert.ErrorContains(t, upgrade("v1.33.0", class, nil), "at most one minor")
+	assert.ErrorContains(t, upgrade("v2.0.0", class, nil), "at most one minor")
+	assert.NoError(t, upgrade("v1.33.0", class, map[string]string{SkipVersionCheckAnnotation: "true"}), "escape hatch")
+	chained := class.DeepCopy()
+	chained.Spec.KubernetesVersions = []string{"v1.31.2", "v1.32.4", "v1.33.1"}
+	assert.NoError(t, upgrade("v1.33.1", chained, nil), "chained through kubernetesVersions")
+
+	c := old.DeepCopy()
+	c.Spec.Topology = nil
+	assert.ErrorContains(t, Cluster(c, old, class, nil).ToAggregate(), "spec.topology cannot be removed")
+
+	// Refs set by topoflow after creation are fine on update.
+	c = old.DeepCopy()
+	c.Spec.InfrastructureRef = &corev1.ObjectReference{Kind: "SimCluster", Name: "demo-x"}
+	assert.Empty(t, Cluster(c, old, class, nil))
+
+	// Rebase: a compatible class is fine; one with another infrastructure kind is not.
+	next := class.DeepCopy()
+	next.Name = "quick-start-v2"
+	c = old.DeepCopy()
+	c.Spec.Topology.Class = next.Name
+	assert.Empty(t, Cluster(c, old, next, class))
+	next.Spec.Infrastructure.Ref.Kind = "OtherClusterTemplate"
+	assert.ErrorContains(t, Cluster(c, old, next, class).ToAggregate(), "ClusterClass quick-start-v2 is not compatible with quick-start")
+	next = class.DeepCopy()
+	next.Spec.ControlPlane.MachineInfrastructure = nil
+	next.Spec.ControlPlane.MachineHealthCheck = nil
+	assert.ErrorContains(t, Cluster(c, old, next, class).ToAggregate(), "one has control plane machines and the other not")
+}
