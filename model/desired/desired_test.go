@@ -191,17 +191,6 @@ func TestIntentDropsStatusAndServerFields(t *testing.T) {
 	assert.Contains(t, u.Object, "spec")
 }
 
-func BenchmarkComputeQuickStart(b *testing.B) {
-	t := &testing.T{}
-	in := sample(t)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Compute(in); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func TestVariablesAreValidated(t *testing.T) {
 	in := sample(t)
 	in.Cluster.Spec.Topology.Variables = nil

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
@@ -68,16 +69,40 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Apply applies the inline patches to the targets. External patches are skipped (they are served
-// by Runtime Extensions).
+// by Runtime Extensions). All operations for one template are applied in one pass, in patch
+// order, which is what applying them patch by patch would give (values depend on variables, not
+// on the template); a failure is traced back to the patch that caused it.
 func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target) error {
-	for pi := range patches {
-		p := &patches[pi]
-		if p.External != nil || len(p.Definitions) == 0 {
+	r := newRenderer()
+	for _, t := range targets {
+		var all []map[string]any
+		perPatch := make([][]map[string]any, len(patches))
+		for pi := range patches {
+			p := &patches[pi]
+			if p.External != nil || len(p.Definitions) == 0 {
+				continue
+			}
+			ops, err := r.operations(p, t)
+			if err != nil {
+				return &Error{Patch: p.Name, Template: describe(t), Err: err}
+			}
+			perPatch[pi] = ops
+			all = append(all, ops...)
+		}
+		if len(all) == 0 {
 			continue
 		}
-		for _, t := range targets {
-			if err := applyOne(p, t); err != nil {
-				return &Error{Patch: p.Name, Template: describe(t), Err: err}
+		if err := patchSpec(t.Template, all); err == nil {
+			continue
+		}
+		// Find the patch that fails: apply them one by one (patchSpec leaves the template
+		// untouched when it fails).
+		for pi, ops := range perPatch {
+			if len(ops) == 0 {
+				continue
+			}
+			if err := patchSpec(t.Template, ops); err != nil {
+				return &Error{Patch: patches[pi].Name, Template: describe(t), Err: err}
 			}
 		}
 	}
@@ -92,7 +117,56 @@ func describe(t *Target) string {
 	return s + ")"
 }
 
-func applyOne(p *clusterv1.ClusterClassPatch, t *Target) error {
+// renderer renders patch templates.
+type renderer struct{}
+
+func newRenderer() *renderer { return &renderer{} }
+
+// parsed caches parsed templates by their text: registering Sprig's functions on every parse is
+// costly, and a class's templates are few and reused for every Cluster and reconcile. Parsed
+// templates are safe to execute concurrently. The cache is bounded; when full it starts over.
+var parsed = struct {
+	sync.Mutex
+	m map[string]*template.Template
+}{m: map[string]*template.Template{}}
+
+const parsedCacheSize = 4096
+
+func parse(tmpl string) (*template.Template, error) {
+	parsed.Lock()
+	t, ok := parsed.m[tmpl]
+	parsed.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := template.New("tpl").Funcs(funcs).Parse(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	parsed.Lock()
+	if len(parsed.m) >= parsedCacheSize {
+		parsed.m = map[string]*template.Template{}
+	}
+	parsed.m[tmpl] = t
+	parsed.Unlock()
+	return t, nil
+}
+
+func (r *renderer) render(tmpl string, vars map[string]any) ([]byte, error) {
+	t, err := parse(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("parsing template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, vars); err != nil {
+		return nil, fmt.Errorf("rendering template: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// operations computes one patch's JSON patch operations for a target (none when no definition
+// selects it or enabledIf says no).
+func (r *renderer) operations(p *clusterv1.ClusterClassPatch, t *Target) ([]map[string]any, error) {
 	var matching []int
 	for di := range p.Definitions {
 		if Matches(p.Definitions[di].Selector, t) {
@@ -100,12 +174,12 @@ func applyOne(p *clusterv1.ClusterClassPatch, t *Target) error {
 		}
 	}
 	if len(matching) == 0 {
-		return nil
+		return nil, nil
 	}
 	if p.EnabledIf != nil {
-		enabled, err := IsEnabled(*p.EnabledIf, t.Variables)
+		enabled, err := r.isEnabled(*p.EnabledIf, t.Variables)
 		if err != nil || !enabled {
-			return err
+			return nil, err
 		}
 	}
 	var ops []map[string]any
@@ -114,16 +188,16 @@ func applyOne(p *clusterv1.ClusterClassPatch, t *Target) error {
 			jp := &p.Definitions[di].JSONPatches[ji]
 			op := map[string]any{"op": jp.Op, "path": jp.Path}
 			if jp.Op != "remove" {
-				v, err := Value(jp, t.Variables)
+				v, err := r.value(jp, t.Variables)
 				if err != nil {
-					return fmt.Errorf("definitions[%d].jsonPatches[%d] (%s %s): %w", di, ji, jp.Op, jp.Path, err)
+					return nil, fmt.Errorf("definitions[%d].jsonPatches[%d] (%s %s): %w", di, ji, jp.Op, jp.Path, err)
 				}
 				op["value"] = v
 			}
 			ops = append(ops, op)
 		}
 	}
-	return patchSpec(t.Template, ops)
+	return ops, nil
 }
 
 // patchSpec applies RFC 6902 operations to the template and keeps only the resulting spec.
@@ -212,21 +286,13 @@ func wildcard(pattern, s string) bool {
 // funcs are Sprig's hermetic functions: no clocks, randomness, environment or network.
 var funcs = sprig.HermeticTxtFuncMap()
 
-func render(tmpl string, vars map[string]any) ([]byte, error) {
-	t, err := template.New("tpl").Funcs(funcs).Parse(tmpl)
-	if err != nil {
-		return nil, fmt.Errorf("parsing template: %w", err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, vars); err != nil {
-		return nil, fmt.Errorf("rendering template: %w", err)
-	}
-	return b.Bytes(), nil
-}
-
 // IsEnabled renders an enabledIf template: the patch is enabled when it renders "true".
 func IsEnabled(enabledIf string, vars map[string]any) (bool, error) {
-	out, err := render(enabledIf, vars)
+	return newRenderer().isEnabled(enabledIf, vars)
+}
+
+func (r *renderer) isEnabled(enabledIf string, vars map[string]any) (bool, error) {
+	out, err := r.render(enabledIf, vars)
 	if err != nil {
 		return false, fmt.Errorf("enabledIf: %w", err)
 	}
@@ -235,6 +301,10 @@ func IsEnabled(enabledIf string, vars map[string]any) (bool, error) {
 
 // Value computes a JSON patch's value.
 func Value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
+	return newRenderer().value(jp, vars)
+}
+
+func (r *renderer) value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
 	switch {
 	case jp.Value != nil && jp.ValueFrom != nil:
 		return nil, fmt.Errorf("value and valueFrom are mutually exclusive")
@@ -249,7 +319,7 @@ func Value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
 	case jp.ValueFrom != nil && jp.ValueFrom.Variable != nil:
 		return Lookup(vars, *jp.ValueFrom.Variable)
 	case jp.ValueFrom != nil && jp.ValueFrom.Template != nil:
-		out, err := render(*jp.ValueFrom.Template, vars)
+		out, err := r.render(*jp.ValueFrom.Template, vars)
 		if err != nil {
 			return nil, fmt.Errorf("valueFrom.template: %w", err)
 		}
