@@ -360,3 +360,42 @@ func TestCovers(t *testing.T) {
 		assert.Equal(t, tc.ok, Covers(tc.have, tc.want), "%v covers %v", tc.have, tc.want)
 	}
 }
+
+// TestBookGolden computes the docker-style class built from the book's examples (custom naming
+// strategies, health checks with a topology opt-out, variables with nested defaults, overrides,
+// version-aware and Pod Security Standard patches).
+func TestBookGolden(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "book-input.yaml"))
+	require.NoError(t, err)
+	docs, err := decode.Documents(bytes.NewReader(data))
+	require.NoError(t, err)
+	in := Input{Templates: map[string]*unstructured.Unstructured{}, Names: names.Source{Seed: 42}}
+	for _, d := range docs {
+		switch d.GetKind() {
+		case "ClusterClass":
+			in.Class = &clusterv1.ClusterClass{}
+			require.NoError(t, decode.FromUnstructured(d, in.Class))
+		case "Cluster":
+			in.Cluster = &clusterv1.Cluster{}
+			require.NoError(t, decode.FromUnstructured(d, in.Cluster))
+			in.Cluster.UID = "b00c0000-0000-4000-8000-000000000002"
+		default:
+			in.Templates[d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName()] = d
+		}
+	}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	objs, err := s.Objects()
+	require.NoError(t, err)
+	golden(t, "book.golden.yaml", objs)
+
+	assert.Equal(t, "my-docker-cluster-infra", s.InfrastructureCluster.GetName(), "infrastructure naming strategy")
+	assert.Regexp(t, `^my-docker-cluster-cp-[bcdfghjklmnpqrstvwxz2456789]{5}$`, s.ControlPlane.GetName())
+	assert.Regexp(t, `^md-0-my-docker-cluster-[bcdfghjklmnpqrstvwxz2456789]{5}$`, s.MachineDeployments[0].Object.Name)
+	assert.Nil(t, s.MachineDeployments[0].MachineHealthCheck, "md-0 opts out")
+	assert.NotNil(t, s.MachineDeployments[1].MachineHealthCheck)
+	files, _, _ := unstructured.NestedSlice(s.ControlPlane.Object, "spec", "kubeadmConfigSpec", "files")
+	require.Len(t, files, 1, "the PSS patch adds the admission configuration file")
+	assert.Contains(t, files[0].(map[string]any)["content"], `enforce: "restricted"`)
+	assert.Contains(t, files[0].(map[string]any)["content"], `audit: "restricted"`, "nested default")
+}
