@@ -377,7 +377,9 @@ func (c *computer) plan() error {
 			}
 		}
 		if c.cpInfra.name == "" {
-			c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-control-plane-", c.in.Names.For("controlPlane/infrastructure"))
+			// Cluster API's names package (v1.5 on) prefixes the control plane machine template with
+			// "<cluster>-"; older releases used "<cluster>-control-plane-".
+			c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-", c.in.Names.For("controlPlane/infrastructure"))
 		}
 	}
 	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name}
@@ -624,7 +626,7 @@ func (c *computer) build() (*State, error) {
 	}
 	if c.cpInfra != nil {
 		s.ControlPlaneInfrastructureTemplate = c.rotate(c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels()),
-			c.cluster.Name+"-control-plane-", "controlPlane/infrastructure")
+			c.cluster.Name+"-", "controlPlane/infrastructure")
 	}
 	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
 		return nil, err
@@ -710,6 +712,7 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment, error) {
 	topo, mdClass := s.topo, s.class
 	mdLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachineDeploymentName: topo.Name})
+	// Cluster API's names package: "<cluster>-<pool>-" for both templates of a pool.
 	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
 	bootstrap := c.rotate(c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/bootstrap")
 	infra := c.rotate(c.cloneTemplate(s.infra.template, s.infra.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/infrastructure")

@@ -92,11 +92,12 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, cp.GetUID(), cpMHC.OwnerReferences[0].UID, "control plane MachineHealthCheck owned by the control plane")
 	assert.Equal(t, map[string]string{labels.ControlPlane: ""}, cpMHC.Spec.Selector.MatchLabels)
 
-	// Control plane machine template: a clone named <cluster>-control-plane-<random>.
+	// Control plane machine template: a clone named <cluster>-<random> (Cluster API's names package).
 	cpInfraRef, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef)
 	require.NoError(t, err)
 	require.NotNil(t, cpInfraRef)
-	assert.Regexp(t, `^demo-control-plane-[bcdfghjklmnpqrstvwxz2456789]{5}$`, cpInfraRef.Name)
+	assert.Regexp(t, `^demo-[bcdfghjklmnpqrstvwxz2456789]{5}$`, cpInfraRef.Name)
+	assert.NotEqual(t, cp.GetName(), cpInfraRef.Name)
 	cpInfra := e.get(cpInfraRef)
 	owned(cpInfra)
 	clonedFrom(cpInfra, "quick-start-control-plane-machine", "SimMachineTemplate.infrastructure.cluster.x-k8s.io")
