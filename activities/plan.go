@@ -26,6 +26,8 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 		return nil, fmt.Errorf("Cluster %s not found", ref)
 	case res != nil && res.Deleting:
 		return nil, fmt.Errorf("Cluster %s is being deleted", ref)
+	case res != nil && res.Paused:
+		return nil, fmt.Errorf("Cluster %s is paused (spec.paused or annotation cluster.x-k8s.io/paused)", ref)
 	case res != nil:
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}

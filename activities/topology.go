@@ -46,7 +46,9 @@ type ApplyResult struct {
 	ClusterGone bool `json:"clusterGone,omitempty"`
 	Deleting    bool `json:"deleting,omitempty"`
 	// NoTopology: the Cluster is not managed by a ClusterClass.
-	NoTopology bool   `json:"noTopology,omitempty"`
+	NoTopology bool `json:"noTopology,omitempty"`
+	// Paused: spec.paused or the cluster.x-k8s.io/paused annotation is set; nothing was applied.
+	Paused     bool   `json:"paused,omitempty"`
 	Generation int64  `json:"generation,omitempty"`
 	Class      string `json:"class,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -168,6 +170,9 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	}
 	if cluster.Spec.Topology == nil {
 		return nil, &ApplyResult{NoTopology: true, Generation: cluster.Generation}, nil
+	}
+	if _, annotated := cluster.Annotations[labels.Paused]; cluster.Spec.Paused || annotated {
+		return nil, &ApplyResult{Paused: true, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}, nil
 	}
 
 	class := &clusterv1.ClusterClass{}

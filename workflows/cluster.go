@@ -173,6 +173,16 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	switch {
 	case applied.ClusterGone, applied.Deleting, applied.NoTopology:
 		return finished
+	case applied.Paused:
+		// Nothing is applied until the pause is lifted (a spec or annotation change: an event).
+		prov, ok := r.observe(ctx, applied.HasInfrastructure)
+		if !ok {
+			return finished
+		}
+		msg := "Cluster is paused (spec.paused or annotation cluster.x-k8s.io/paused); topology changes are held"
+		r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonPaused, clusterv1.ConditionSeverityInfo, msg))
+		r.setStep(ctx, "paused", "the pause to be lifted")
+		return settled
 	}
 	r.state.Class, r.state.Version = applied.Class, applied.Version
 

@@ -25,6 +25,7 @@ var ref = activities.ClusterRef{Namespace: "ns", Name: "c1"}
 type fakeWorld struct {
 	mu          sync.Mutex
 	gone        bool
+	paused      bool
 	missing     string // non-empty: ApplyTopology fails with MissingDependency
 	infraReady  bool
 	cpInit      bool
@@ -39,6 +40,9 @@ func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activit
 	w.calls = append(w.calls, "apply "+string(in.Scope))
 	if w.gone {
 		return &activities.ApplyResult{ClusterGone: true}, nil
+	}
+	if w.paused {
+		return &activities.ApplyResult{Paused: true, HasInfrastructure: true}, nil
 	}
 	if w.missing != "" {
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
@@ -210,4 +214,27 @@ func TestContinueAsNew(t *testing.T) {
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
 	assert.Equal(t, 3, w.workerScope)
+}
+
+// TestPausedHoldsEverything: while paused nothing is applied and the Cluster says so; lifting the
+// pause (an event) resumes.
+func TestPausedHoldsEverything(t *testing.T) {
+	w := &fakeWorld{paused: true, infraReady: true, cpInit: true}
+	env := newEnv(t, w)
+	signal(env, time.Second, func() {
+		cond := topologyCondition(w.lastStatus())
+		assert.False(t, cond.Status)
+		assert.Equal(t, status.ReasonPaused, cond.Reason)
+		assert.Equal(t, "paused", queryState(t, env).Step)
+		assert.Equal(t, 0, w.workerScope)
+		w.set(func(w *fakeWorld) { w.paused = false })
+	})
+	signal(env, 2*time.Second, func() {
+		assert.True(t, topologyCondition(w.lastStatus()).Status)
+		w.set(func(w *fakeWorld) { w.gone = true })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 1, w.workerScope)
 }

@@ -25,6 +25,7 @@ const (
 	ReasonMachineDeploymentsCreatePending = "MachineDeploymentsCreatePending"
 	ReasonWaitingForInfrastructure        = "WaitingForInfrastructure"
 	ReasonWaitingForControlPlane          = "WaitingForControlPlaneInitialized"
+	ReasonPaused                          = "Paused"
 )
 
 // Facts is what the phase depends on (seed 004).

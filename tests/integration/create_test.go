@@ -314,3 +314,44 @@ func (e *env) updateTopology(c *clusterv1.Cluster) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPause: while a Cluster is paused (annotation cluster.x-k8s.io/paused), topology changes are
+// held and the Cluster says so; when the pause is lifted they are applied.
+func TestPause(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+
+	setAnnotation := func(value *string) {
+		t.Helper()
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
+			"metadata": map[string]any{"name": "demo", "namespace": e.ns},
+		}}
+		if value != nil {
+			obj.SetAnnotations(map[string]string{labels.Paused: *value})
+		}
+		_, err := kc.Apply(e.ctx, obj, "integration-test-pause")
+		require.NoError(t, err)
+	}
+	setAnnotation(ptr(""))
+	e.eventually(30*time.Second, "Cluster reports Paused", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		return cond != nil && cond.Reason == "Paused", fmt.Sprint(cond)
+	})
+
+	c := e.cluster("demo")
+	c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr(int32(7))
+	e.updateTopology(c)
+	time.Sleep(3 * time.Second)
+	md := e.machineDeployments("demo")["md-0"]
+	assert.EqualValues(t, 2, *md.Spec.Replicas, "held while paused")
+
+	setAnnotation(nil)
+	e.eventually(30*time.Second, "change applied after the pause", func() (bool, string) {
+		md := e.machineDeployments("demo")["md-0"]
+		return *md.Spec.Replicas == 7, fmt.Sprint(*md.Spec.Replicas)
+	})
+	e.waitReconciled("demo", 30*time.Second)
+}

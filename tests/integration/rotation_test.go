@@ -14,14 +14,14 @@ import (
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
-	"github.com/topoflow/topoflow/workflows"
 )
 
 // TestTemplateRotation: a spec change in a class template rotates the Clusters' cloned templates
 // (new template, MachineDeployment ref moved, old template deleted); the MachineDeployments keep
-// their names. Template watches are not in place yet (issue 4), so the test shortens the resync.
+// their names. The template edit reaches the Cluster through the watch on the class's template
+// kinds: the workflow's resync (10 minutes) is far longer than the test's wait.
 func TestTemplateRotation(t *testing.T) {
-	e := newEnv(t, envOptions{timing: workflows.Timing{Resync: 2 * time.Second, WaitResync: 2 * time.Second}})
+	e := newEnv(t, envOptions{})
 	e.applyFile(classFile)
 	e.applyFile(clusterFile)
 	e.waitReconciled("demo", 90*time.Second)

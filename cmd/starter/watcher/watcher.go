@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ import (
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -55,7 +59,12 @@ type Watcher struct {
 
 	clusters cache.SharedIndexInformer
 	owned    dynamicinformer.DynamicSharedInformerFactory
-	ctx      context.Context
+	// templates watches the kinds ClusterClasses reference; templateUsers maps a template
+	// ("Kind/namespace/name") to the classes ("namespace/name") that reference it.
+	templates     dynamicinformer.DynamicSharedInformerFactory
+	templateUsers map[string]map[string]bool
+	watchingTmpl  map[schema.GroupVersionResource]bool
+	ctx           context.Context
 }
 
 // New returns a Watcher.
@@ -77,8 +86,10 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "clusters"}),
-		sources:  map[string]string{},
-		watching: map[schema.GroupVersionResource]bool{},
+		sources:       map[string]string{},
+		watching:      map[schema.GroupVersionResource]bool{},
+		templateUsers: map[string]map[string]bool{},
+		watchingTmpl:  map[schema.GroupVersionResource]bool{},
 	}
 }
 
@@ -93,6 +104,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.owned = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, 0, ns, func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.TopologyOwned
 	})
+	w.templates = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, 0, ns, nil)
 
 	w.clusters = factory.ForResource(kube.Clusters).Informer()
 	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
@@ -131,6 +143,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	factory.Start(ctx.Done())
 	w.owned.Start(ctx.Done())
+	w.templates.Start(ctx.Done())
 	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return fmt.Errorf("watch of %s did not sync", gvr.Resource)
@@ -204,20 +217,100 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster")
 }
 
-// onClass fans a ClusterClass change out to the Clusters that use it.
+// onClass fans a ClusterClass change out to the Clusters that use it, and watches its templates.
 func (w *Watcher) onClass(obj any) {
 	u := asUnstructured(obj)
 	if u == nil {
 		return
 	}
-	users, err := w.clusters.GetIndexer().ByIndex(classIndex, u.GetNamespace()+"/"+u.GetName())
+	w.trackTemplates(u)
+	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName())
+}
+
+// fanOutClass enqueues every Cluster of a class.
+func (w *Watcher) fanOutClass(ns, name, source string) {
+	users, err := w.clusters.GetIndexer().ByIndex(classIndex, ns+"/"+name)
 	if err != nil {
 		return
 	}
 	for _, c := range users {
 		if cu := asUnstructured(c); cu != nil {
-			w.enqueue(cu.GetNamespace(), cu.GetName(), "ClusterClass "+u.GetName())
+			w.enqueue(cu.GetNamespace(), cu.GetName(), source)
 		}
+	}
+}
+
+// trackTemplates records which templates a class references and watches their kinds, so a
+// template edit reaches the class's Clusters as an event (not only at the next resync).
+func (w *Watcher) trackTemplates(class *unstructured.Unstructured) {
+	var cc clusterv1.ClusterClass
+	if err := decode.FromUnstructured(class, &cc); err != nil {
+		return // an invalid class is reported by the Clusters' workflows
+	}
+	classKey := cc.Namespace + "/" + cc.Name
+	refs := desired.TemplateRefs(&cc)
+	var gvrs []schema.GroupVersionResource
+	w.mu.Lock()
+	for key, users := range w.templateUsers {
+		delete(users, classKey)
+		if len(users) == 0 {
+			delete(w.templateUsers, key)
+		}
+	}
+	for _, tr := range refs {
+		key := desired.RefKey(tr.Ref)
+		if w.templateUsers[key] == nil {
+			w.templateUsers[key] = map[string]bool{}
+		}
+		w.templateUsers[key][classKey] = true
+	}
+	w.mu.Unlock()
+	for _, tr := range refs {
+		if gvr, err := w.kube.ResourceFor(tr.Ref.APIVersion, tr.Ref.Kind); err == nil {
+			gvrs = append(gvrs, gvr)
+		}
+	}
+	for _, gvr := range gvrs {
+		w.watchTemplates(gvr)
+	}
+}
+
+func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
+	w.mu.Lock()
+	if w.watchingTmpl[gvr] {
+		w.mu.Unlock()
+		return
+	}
+	w.watchingTmpl[gvr] = true
+	w.mu.Unlock()
+	handler := func(oldObj, obj any) {
+		u := asUnstructured(obj)
+		if u == nil {
+			return
+		}
+		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
+			equalMaps(o.GetLabels(), u.GetLabels()) && equalMaps(o.GetAnnotations(), u.GetAnnotations()) {
+			return
+		}
+		key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+		w.mu.Lock()
+		var classes []string
+		for c := range w.templateUsers[key] {
+			classes = append(classes, c)
+		}
+		w.mu.Unlock()
+		for _, c := range classes {
+			ns, name, _ := strings.Cut(c, "/")
+			w.fanOutClass(ns, name, u.GetKind()+" "+u.GetName())
+		}
+	}
+	_, _ = w.templates.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { handler(nil, obj) },
+		UpdateFunc: handler,
+		DeleteFunc: func(obj any) { handler(nil, obj) },
+	})
+	if w.ctx != nil {
+		w.templates.Start(w.ctx.Done())
 	}
 }
 
