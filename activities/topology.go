@@ -119,6 +119,10 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	}
 	switch in.Scope {
 	case ScopeControlPlane:
+		// The finalizer comes first: from now on deletion waits for the ordered teardown.
+		if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
+			return nil, err
+		}
 		var cp *unstructured.Unstructured
 		for _, obj := range state.ClusterObjects() {
 			applied, err := a.apply(ctx, obj, res)

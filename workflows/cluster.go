@@ -138,11 +138,12 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 }
 
 type clusterRun struct {
-	in      ClusterInput
-	timing  Timing
-	state   State
-	sa      [3]string // class, version, phase last upserted
-	pending []string  // event sources seen since the last pass
+	in       ClusterInput
+	timing   Timing
+	state    State
+	sa       [3]string // class, version, phase last upserted
+	pending  []string  // event sources seen since the last pass
+	deleting bool
 }
 
 var acts *activities.Activities
@@ -171,8 +172,10 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
 	switch {
-	case applied.ClusterGone, applied.Deleting, applied.NoTopology:
+	case applied.ClusterGone, applied.NoTopology:
 		return finished
+	case applied.Deleting:
+		return r.teardown(ctx, applied.HasInfrastructure)
 	case applied.Paused:
 		// Nothing is applied until the pause is lifted (a spec or annotation change: an event).
 		prov, ok := r.observe(ctx, applied.HasInfrastructure)
@@ -218,13 +221,56 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
-	if workers.ClusterGone || workers.Deleting || workers.NoTopology {
+	// The Cluster may have changed between the two applies.
+	switch {
+	case workers.ClusterGone, workers.NoTopology:
 		return finished
+	case workers.Deleting:
+		return r.teardown(ctx, applied.HasInfrastructure)
+	case workers.Paused:
+		return waiting // the next pass reports the pause
 	}
 	r.state.LastError = ""
 	r.writeStatus(ctx, applied.Generation, prov, status.True(status.TopologyReconciled))
 	r.setStep(ctx, "settled", "")
 	return settled
+}
+
+// teardown deletes the topology in order: workers, control plane, infrastructure cluster,
+// templates; each step waits until its objects are gone (providers may hold them with finalizers),
+// then the Cluster's finalizer is released. The steps are level-based: after an outage the
+// teardown resumes at the first step with objects left.
+func (r *clusterRun) teardown(ctx workflow.Context, hasInfra bool) passOutcome {
+	r.deleting = true
+	for _, step := range activities.DeleteSteps {
+		r.setStep(ctx, "delete "+strings.ToLower(string(step)), "")
+		var res activities.DeleteResult
+		err := workflow.ExecuteActivity(r.activityCtx(ctx, "delete "+strings.ToLower(string(step))),
+			acts.DeleteTopologyStep, activities.DeleteInput{Cluster: r.in.Cluster, Step: step}).Get(ctx, &res)
+		if err != nil {
+			r.state.LastError = err.Error()
+			return waiting
+		}
+		if res.ClusterGone {
+			return finished
+		}
+		if len(res.Remaining) > 0 {
+			waitingFor := "deletion of " + strings.Join(res.Remaining, ", ")
+			if prov, ok := r.observe(ctx, hasInfra); ok {
+				r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonDeleting, clusterv1.ConditionSeverityInfo,
+					fmt.Sprintf("Deleting the topology, step %s: waiting for %s", step, waitingFor)))
+			}
+			r.setStep(ctx, "delete "+strings.ToLower(string(step)), waitingFor)
+			return waiting
+		}
+	}
+	r.setStep(ctx, "release the Cluster", "")
+	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "remove the topology finalizer from the Cluster"),
+		acts.RemoveFinalizer, r.in.Cluster).Get(ctx, nil); err != nil {
+		r.state.LastError = err.Error()
+		return waiting
+	}
+	return finished
 }
 
 func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.Provisioning, bool) {
@@ -261,6 +307,7 @@ func (r *clusterRun) blocked(ctx workflow.Context, err error, hasInfra bool) pas
 
 func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *activities.Provisioning, topology status.Condition) {
 	phase := status.Phase(status.Facts{
+		Deleting:            r.deleting,
 		RefsSet:             prov.RefsSet,
 		InfrastructureReady: prov.InfrastructureReady,
 		EndpointValid:       prov.Endpoint != nil || prov.ClusterEndpointSet,

@@ -23,9 +23,13 @@ var ref = activities.ClusterRef{Namespace: "ns", Name: "c1"}
 
 // fakeWorld scripts what the activities see, and records what the workflow asked of them.
 type fakeWorld struct {
-	mu          sync.Mutex
-	gone        bool
-	paused      bool
+	mu     sync.Mutex
+	gone   bool
+	paused bool
+	// deleting: "all" (both applies see a deleting Cluster) or "workers" (only the second).
+	deleting    string
+	deleteStep  func(activities.DeleteInput) *activities.DeleteResult
+	released    bool
 	missing     string // non-empty: ApplyTopology fails with MissingDependency
 	infraReady  bool
 	cpInit      bool
@@ -43,6 +47,9 @@ func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activit
 	}
 	if w.paused {
 		return &activities.ApplyResult{Paused: true, HasInfrastructure: true}, nil
+	}
+	if w.deleting == "all" || (w.deleting == "workers" && in.Scope == activities.ScopeWorkers) {
+		return &activities.ApplyResult{Deleting: true, HasInfrastructure: true}, nil
 	}
 	if w.missing != "" {
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
@@ -101,6 +108,19 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(w.apply)
 	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
 	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
+	env.OnActivity(acts.DeleteTopologyStep, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (*activities.DeleteResult, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.calls = append(w.calls, "delete "+string(in.Step))
+		if w.deleteStep != nil {
+			return w.deleteStep(in), nil
+		}
+		return &activities.DeleteResult{}, nil
+	})
+	env.OnActivity(acts.RemoveFinalizer, mock.Anything, mock.Anything).Return(func(context.Context, activities.ClusterRef) error {
+		w.set(func(w *fakeWorld) { w.released = true })
+		return nil
+	})
 	return env
 }
 
@@ -237,4 +257,49 @@ func TestPausedHoldsEverything(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, 1, w.workerScope)
+}
+
+// TestDeletedBetweenApplies: a Cluster deleted between the control plane and worker applies goes
+// to the teardown; the workflow does not simply end (which would leave the Cluster stuck on
+// topoflow's finalizer).
+func TestDeletedBetweenApplies(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "workers"}
+	env := newEnv(t, w)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"apply ControlPlane", "observe", "apply Workers",
+		"delete Workers", "delete ControlPlane", "delete Infrastructure", "delete Templates"}, w.calls, "every step, in order")
+	assert.True(t, w.released, "finalizer released after the last step")
+}
+
+// TestTeardownWaitsForEachStep: a step with objects left makes the workflow wait (an event or the
+// resync) before going on, and later steps do not start early.
+func TestTeardownWaitsForEachStep(t *testing.T) {
+	cpLeft := true
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all"}
+	w.deleteStep = func(in activities.DeleteInput) *activities.DeleteResult {
+		if in.Step == activities.DeleteControlPlane && cpLeft {
+			return &activities.DeleteResult{Remaining: []string{"SimControlPlane cp"}}
+		}
+		return &activities.DeleteResult{}
+	}
+	env := newEnv(t, w)
+	signal(env, time.Second, func() {
+		w.mu.Lock()
+		assert.Equal(t, []string{"apply ControlPlane", "delete Workers", "delete ControlPlane", "observe", "status Deleting"}, w.calls,
+			"waiting on the control plane; nothing later started")
+		w.mu.Unlock()
+		st := w.lastStatus()
+		assert.Equal(t, clusterv1.ClusterPhaseDeleting, st.Phase)
+		assert.Contains(t, topologyCondition(st).Message, "SimControlPlane cp")
+		assert.Contains(t, queryState(t, env).Waiting, "deletion of SimControlPlane cp")
+		assert.False(t, w.released)
+		w.set(func(*fakeWorld) { cpLeft = false })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.True(t, w.released)
+	assert.Equal(t, []string{"delete Workers", "delete ControlPlane", "delete Infrastructure", "delete Templates"}, w.calls[len(w.calls)-4:])
 }

@@ -26,6 +26,7 @@ const (
 	ReasonWaitingForInfrastructure        = "WaitingForInfrastructure"
 	ReasonWaitingForControlPlane          = "WaitingForControlPlaneInitialized"
 	ReasonPaused                          = "Paused"
+	ReasonDeleting                        = "Deleting"
 )
 
 // Facts is what the phase depends on (seed 004).

@@ -278,3 +278,7 @@ func (e *env) get(ref *corev1.ObjectReference) *unstructured.Unstructured {
 	require.NoError(e.t, err)
 	return u
 }
+
+func schemaGVR(group, resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: group, Version: "v1beta1", Resource: resource}
+}

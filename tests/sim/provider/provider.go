@@ -79,6 +79,38 @@ type Provider struct {
 	rollouts map[types.UID]rollout
 	// Transitions records, per object, the versions it reported in order (for tests and logs).
 	transitions []Transition
+	// deletions records when the simulator first saw each object's deletion and released it.
+	deletions map[types.UID]*Deletion
+}
+
+// Deletion is when the simulator saw an object's deletion requested, and when it let it go.
+type Deletion struct {
+	Kind, Name          string
+	Requested, Released time.Time
+}
+
+// Deletions returns the deletions seen so far.
+func (p *Provider) Deletions() []Deletion {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Deletion, 0, len(p.deletions))
+	for _, d := range p.deletions {
+		out = append(out, *d)
+	}
+	return out
+}
+
+func (p *Provider) recordDeletion(u *unstructured.Unstructured, released bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.deletions[u.GetUID()]
+	if !ok {
+		d = &Deletion{Kind: u.GetKind(), Name: u.GetName(), Requested: time.Now()}
+		p.deletions[u.GetUID()] = d
+	}
+	if released && d.Released.IsZero() {
+		d.Released = time.Now()
+	}
 }
 
 type key struct {
@@ -109,7 +141,8 @@ func New(dyn dynamic.Interface, opts Options, log *slog.Logger) *Provider {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[key](100*time.Millisecond, 5*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "sim"}),
-		rollouts: map[types.UID]rollout{},
+		rollouts:  map[types.UID]rollout{},
+		deletions: map[types.UID]*Deletion{},
 	}
 }
 
@@ -241,6 +274,7 @@ func (p *Provider) lifecycle(ctx context.Context, gvr schema.GroupVersionResourc
 		if !has {
 			return true, 0, nil
 		}
+		p.recordDeletion(u, false)
 		wait := p.duration(ctx, u, DeleteDelay, p.opts.DeleteDelay) - time.Since(ts.Time)
 		if wait > 0 {
 			return true, wait, nil
@@ -255,6 +289,9 @@ func (p *Provider) lifecycle(ctx context.Context, gvr schema.GroupVersionResourc
 		_, err := p.dyn.Resource(gvr).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
 		if apierrors.IsNotFound(err) {
 			err = nil
+		}
+		if err == nil {
+			p.recordDeletion(u, true)
 		}
 		p.log.Info("released finalizer", "kind", u.GetKind(), "name", u.GetName())
 		return true, 0, err

@@ -1,0 +1,236 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
+)
+
+// DeleteStep is one step of a managed Cluster's ordered teardown.
+type DeleteStep string
+
+// Delete steps, in order.
+const (
+	DeleteWorkers        DeleteStep = "Workers"
+	DeleteControlPlane   DeleteStep = "ControlPlane"
+	DeleteInfrastructure DeleteStep = "Infrastructure"
+	DeleteTemplates      DeleteStep = "Templates"
+)
+
+// DeleteSteps lists the teardown steps in order.
+var DeleteSteps = []DeleteStep{DeleteWorkers, DeleteControlPlane, DeleteInfrastructure, DeleteTemplates}
+
+// DeleteInput asks for one teardown step.
+type DeleteInput struct {
+	Cluster ClusterRef `json:"cluster"`
+	Step    DeleteStep `json:"step"`
+}
+
+// DeleteResult lists the step's objects that still exist ("Kind name"); empty means the step is done.
+type DeleteResult struct {
+	ClusterGone bool     `json:"clusterGone,omitempty"`
+	Remaining   []string `json:"remaining,omitempty"`
+}
+
+// DeleteTopologyStep deletes the objects of one teardown step and reports which still exist (their
+// providers may take a while to let them go). Deleting again what is already going is harmless,
+// so the step can be retried or resumed at any time.
+func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*DeleteResult, error) {
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return &DeleteResult{ClusterGone: true}, nil
+		}
+		return nil, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
+	}
+	var objs []*unstructured.Unstructured
+	var err error
+	switch in.Step {
+	case DeleteWorkers:
+		objs, err = a.workerObjects(ctx, cluster)
+	case DeleteControlPlane:
+		objs, err = a.refObjects(ctx, cluster, cluster.Spec.ControlPlaneRef)
+		if err == nil {
+			// The control plane's health check goes with it.
+			var mhcs []*unstructured.Unstructured
+			mhcs, err = a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
+			objs = append(objs, mhcs...)
+		}
+	case DeleteInfrastructure:
+		objs, err = a.refObjects(ctx, cluster, cluster.Spec.InfrastructureRef)
+	case DeleteTemplates:
+		objs, err = a.templateObjects(ctx, cluster)
+	default:
+		return nil, invalid(fmt.Errorf("unknown delete step %q", in.Step))
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &DeleteResult{}
+	for _, o := range objs {
+		ref := corev1.ObjectReference{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName()}
+		if o.GetDeletionTimestamp() == nil {
+			if err := a.Kube.DeleteRef(ctx, &ref, o.GetNamespace()); err != nil {
+				return nil, err
+			}
+			a.Log.InfoContext(ctx, "deleting", "cluster", in.Cluster.String(), "step", in.Step, "kind", o.GetKind(), "name", o.GetName())
+		}
+		// An object without finalizers is gone at once; one held by a provider remains (its
+		// removal is a watch event that wakes the workflow).
+		if _, err := a.Kube.GetRef(ctx, &ref, o.GetNamespace()); kube.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		res.Remaining = append(res.Remaining, o.GetKind()+" "+o.GetName())
+	}
+	sort.Strings(res.Remaining)
+	return res, nil
+}
+
+// workerObjects are the Cluster's MachineDeployments and MachinePools (with the bootstrap configs
+// and infrastructure pools the MachinePools point at) and their health checks.
+func (a *Activities) workerObjects(ctx context.Context, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	mds, err := a.listOwnedUnstructured(ctx, kube.MachineDeployments, cluster)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, mds...)
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
+	if err != nil {
+		return nil, err
+	}
+	for i := range mps {
+		mp := &mps[i]
+		refs := []*corev1.ObjectReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Name: mp.Name}, &mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef}
+		for _, r := range refs {
+			objs, err := a.refObjects(ctx, cluster, r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+	}
+	mhcs, err := a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mhcs {
+		if cp := cluster.Spec.ControlPlaneRef; cp == nil || m.GetName() != cp.Name {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// refObjects returns the referenced object if it exists.
+func (a *Activities) refObjects(ctx context.Context, cluster *clusterv1.Cluster, ref *corev1.ObjectReference) ([]*unstructured.Unstructured, error) {
+	if ref == nil || ref.Name == "" {
+		return nil, nil
+	}
+	u, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
+	if kube.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return []*unstructured.Unstructured{u}, nil
+}
+
+func (a *Activities) listOwnedUnstructured(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
+	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if kube.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// templateObjects finds the Cluster's cloned templates by label, across every template kind of
+// the Cluster API provider groups (*.cluster.x-k8s.io): the ClusterClass may be gone by now.
+func (a *Activities) templateObjects(ctx context.Context, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+	disco, err := discovery.NewDiscoveryClientForConfig(a.Kube.Config)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := disco.ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discovering template kinds: %w", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil || !strings.HasSuffix(gv.Group, "cluster.x-k8s.io") {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if !strings.HasSuffix(r.Kind, "Template") || strings.Contains(r.Name, "/") {
+				continue
+			}
+			objs, err := a.listOwnedUnstructured(ctx, gv.WithResource(r.Name), cluster)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
+}
+
+// RemoveFinalizer releases the Cluster once its topology is gone.
+func (a *Activities) RemoveFinalizer(ctx context.Context, ref ClusterRef) error {
+	return a.setFinalizer(ctx, ref, false)
+}
+
+// setFinalizer adds or removes topoflow's finalizer with a read-modify-write (the API server
+// rejects a conflicting write, and the retry reads again).
+func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool) error {
+	u, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Cluster %s: %w", ref, err)
+	}
+	fins := u.GetFinalizers()
+	has := false
+	kept := fins[:0:0]
+	for _, f := range fins {
+		if f == labels.Finalizer {
+			has = true
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if has == want {
+		return nil
+	}
+	if want {
+		kept = append(fins[:len(fins):len(fins)], labels.Finalizer)
+	}
+	u.SetFinalizers(kept)
+	if _, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ref.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: StatusFieldManager}); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("updating the finalizers of Cluster %s: %w", ref, err)
+	}
+	return nil
+}

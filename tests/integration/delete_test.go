@@ -1,0 +1,75 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/tests/sim/provider"
+)
+
+// TestOrderedDelete: deleting a managed Cluster tears its topology down in order (workers, then
+// the control plane, then the infrastructure cluster, then templates), each step waiting until
+// the providers let the previous step's objects go; then the Cluster itself goes.
+func TestOrderedDelete(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			u.SetAnnotations(map[string]string{provider.DeleteDelay: "2s"})
+		}
+	})
+	c := e.waitReconciled("demo", 90*time.Second)
+	assert.Contains(t, c.Finalizers, labels.Finalizer, "topoflow holds the Cluster until its topology is gone")
+
+	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	sawDeleting := false
+	e.eventually(90*time.Second, "Cluster deleted", func() (bool, string) {
+		c := &clusterv1.Cluster{}
+		if err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "demo", c); err != nil {
+			return kube.IsNotFound(err), err.Error()
+		}
+		sawDeleting = sawDeleting || c.Status.Phase == clusterv1.ClusterPhaseDeleting
+		cond := c.Status.Conditions.Get("TopologyReconciled")
+		return false, fmt.Sprintf("phase=%s %v", c.Status.Phase, cond)
+	})
+	assert.True(t, sawDeleting, "the Cluster showed phase Deleting")
+
+	byKind := map[string][]provider.Deletion{}
+	for _, d := range e.sim.Deletions() {
+		byKind[d.Kind] = append(byKind[d.Kind], d)
+	}
+	require.Len(t, byKind["MachineDeployment"], 2)
+	require.Len(t, byKind["MachinePool"], 1)
+	require.Len(t, byKind["SimControlPlane"], 1)
+	require.Len(t, byKind["SimCluster"], 1)
+	cp, infra := byKind["SimControlPlane"][0], byKind["SimCluster"][0]
+	for _, w := range append(append(byKind["MachineDeployment"], byKind["MachinePool"]...), byKind["SimMachinePool"]...) {
+		assert.True(t, w.Released.Before(cp.Requested), "%s %s released (%s) before the control plane's deletion (%s)",
+			w.Kind, w.Name, w.Released.Format(time.StampMilli), cp.Requested.Format(time.StampMilli))
+	}
+	assert.True(t, cp.Released.Before(infra.Requested), "control plane gone before the infrastructure cluster's deletion")
+
+	for _, gvr := range []string{"simmachinetemplates", "simconfigtemplates", "simconfigs", "machinehealthchecks"} {
+		group := "infrastructure.cluster.x-k8s.io"
+		switch gvr {
+		case "simconfigtemplates", "simconfigs":
+			group = "bootstrap.cluster.x-k8s.io"
+		case "machinehealthchecks":
+			group = "cluster.x-k8s.io"
+		}
+		left := e.list(schemaGVR(group, gvr), labels.ClusterName+"=demo")
+		assert.Empty(t, left, "%s of the Cluster left behind", gvr)
+	}
+	assert.Len(t, e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simmachinetemplates"), ""), 2, "the class's own templates stay")
+}
