@@ -1,0 +1,197 @@
+package upgrade
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// world plays the providers: every round topoflow's decisions are applied, then every rollout
+// that was started finishes. It records the version changes in order.
+type world struct {
+	cp    ControlPlane
+	pools []Pool
+	log   []string
+}
+
+func newWorld(version string, pools ...string) *world {
+	w := &world{cp: ControlPlane{Exists: true, SpecVersion: version, StatusVersion: version, Stable: true}}
+	for _, p := range pools {
+		w.pools = append(w.pools, Pool{Name: p, Exists: true, Version: version})
+	}
+	return w
+}
+
+// round applies one decision; it returns the changes made ("cp→v1.31.2", "md-0→…").
+func (w *world) round(t *testing.T, in Input) []string {
+	t.Helper()
+	in.ControlPlane = w.cp
+	in.Pools = w.pools
+	res, err := Compute(in)
+	require.NoError(t, err)
+	var changes []string
+	if res.ControlPlane != w.cp.SpecVersion {
+		w.cp.SpecVersion, w.cp.Stable = res.ControlPlane, false
+		changes = append(changes, "cp→"+res.ControlPlane)
+	}
+	for i := range w.pools {
+		if v := res.Pools[w.pools[i].Name]; v != w.pools[i].Version {
+			w.pools[i].Version, w.pools[i].RollingOut = v, true
+			changes = append(changes, w.pools[i].Name+"→"+v)
+		}
+	}
+	w.log = append(w.log, strings.Join(changes, " "))
+	return changes
+}
+
+// finish completes every rollout in progress.
+func (w *world) finish() {
+	w.cp.StatusVersion, w.cp.Stable = w.cp.SpecVersion, true
+	for i := range w.pools {
+		w.pools[i].RollingOut = false
+	}
+}
+
+// run plays rounds until nothing changes.
+func (w *world) run(t *testing.T, in Input) []string {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		if len(w.round(t, in)) == 0 {
+			w.log = w.log[:len(w.log)-1]
+			return w.log
+		}
+		w.finish()
+	}
+	t.Fatal("upgrade did not converge")
+	return nil
+}
+
+func TestSequentialUpgrade(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1", "mp-0")
+	got := w.run(t, Input{Target: "v1.31.2"})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2", "md-1→v1.31.2", "mp-0→v1.31.2"}, got,
+		"control plane first, then one pool at a time in topology order")
+}
+
+func TestConcurrency(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1", "md-2")
+	got := w.run(t, Input{Target: "v1.31.2", Concurrency: 2})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2 md-1→v1.31.2", "md-2→v1.31.2"}, got)
+}
+
+// TestChainedUpgrade: across two minors with kubernetesVersions, the control plane steps through
+// the last patch of each minor; workers (within the skew) skip the intermediate step.
+func TestChainedUpgrade(t *testing.T) {
+	versions := []string{"v1.30.5", "v1.31.1", "v1.31.4", "v1.32.0", "v1.32.2"}
+	w := newWorld("v1.30.5", "md-0", "md-1", "md-2")
+	got := w.run(t, Input{Target: "v1.32.2", KubernetesVersions: versions})
+	assert.Equal(t, []string{"cp→v1.31.4", "cp→v1.32.2", "md-0→v1.32.2", "md-1→v1.32.2", "md-2→v1.32.2"}, got)
+
+	w = newWorld("v1.30.5", "md-0", "md-1", "md-2")
+	got = w.run(t, Input{Target: "v1.32.2", KubernetesVersions: versions, Concurrency: 2})
+	assert.Equal(t, []string{"cp→v1.31.4", "cp→v1.32.2", "md-0→v1.32.2 md-1→v1.32.2", "md-2→v1.32.2"}, got)
+}
+
+// TestChainedUpgradeKeepsWorkersWithinSkew: over five minors, workers must catch up before the
+// control plane would be more than three minors ahead of them.
+func TestChainedUpgradeKeepsWorkersWithinSkew(t *testing.T) {
+	versions := []string{"v1.28.9", "v1.29.9", "v1.30.9", "v1.31.9", "v1.32.9", "v1.33.2"}
+	w := newWorld("v1.28.9", "md-0")
+	got := w.run(t, Input{Target: "v1.33.2", KubernetesVersions: versions})
+	assert.Equal(t, []string{"cp→v1.29.9", "cp→v1.30.9", "cp→v1.31.9", "md-0→v1.31.9", "cp→v1.32.9", "cp→v1.33.2", "md-0→v1.33.2"}, got)
+}
+
+func TestDeferAndHold(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1", "md-2")
+	w.pools[0].Defer = true
+	got := w.run(t, Input{Target: "v1.31.2"})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-1→v1.31.2", "md-2→v1.31.2"}, got, "a deferred pool is skipped")
+	assert.Equal(t, "v1.30.5", w.pools[0].Version)
+	res, err := Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"md-0"}, res.Deferred)
+	assert.True(t, res.InProgress)
+
+	w = newWorld("v1.30.5", "md-0", "md-1", "md-2")
+	w.pools[1].Hold = true
+	got = w.run(t, Input{Target: "v1.31.2"})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2"}, got, "a held pool holds itself and every pool after it")
+	res, _ = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	assert.Equal(t, []string{"md-1", "md-2"}, res.Held)
+}
+
+// TestVersionBumpMidUpgrade: a new target set while pools still wait for the old one does not let
+// any pool skip the version it was promised: the control plane waits until all pools caught up.
+func TestVersionBumpMidUpgrade(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1")
+	w.round(t, Input{Target: "v1.31.2"})
+	w.finish()
+	w.round(t, Input{Target: "v1.31.2"}) // md-0 starts
+	w.finish()
+	got := w.run(t, Input{Target: "v1.32.0"})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2", "md-1→v1.31.2", "cp→v1.32.0", "md-0→v1.32.0", "md-1→v1.32.0"}, got)
+}
+
+// TestNoDoubleRollout: a pool busy rolling out something else takes the version only afterwards,
+// and the control plane does not start while a pool rolls out.
+func TestNoDoubleRollout(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1")
+	w.pools[0].RollingOut = true // e.g. a template rotation in progress
+	res, err := Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.30.5", res.ControlPlane, "the control plane waits for the rollout")
+	assert.Contains(t, res.Waiting, "worker pools rolling out")
+
+	w = newWorld("v1.31.2", "md-0", "md-1")
+	w.pools[0].Version, w.pools[1].Version = "v1.30.5", "v1.30.5"
+	w.pools[0].RollingOut = true
+	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.30.5", res.Pools["md-0"], "busy pool keeps its version")
+	assert.Equal(t, "v1.30.5", res.Pools["md-1"], "and counts against the concurrency")
+	assert.Equal(t, []string{"md-0", "md-1"}, res.Pending)
+}
+
+func TestCreateAndNewPoolMidUpgrade(t *testing.T) {
+	res, err := Compute(Input{Target: "v1.31.2", Pools: []Pool{{Name: "md-0"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.31.2", res.ControlPlane)
+	assert.Equal(t, "v1.31.2", res.Pools["md-0"])
+	assert.False(t, res.InProgress)
+
+	w := newWorld("v1.30.5", "md-0")
+	w.round(t, Input{Target: "v1.31.2"}) // control plane upgrading
+	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: append(w.pools, Pool{Name: "md-new"})})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.31.2", res.Pools["md-new"], "a new pool starts at the control plane's version")
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		versions []string
+		want     []string
+		err      string
+	}{
+		{"v1.30.5", "v1.30.5", nil, nil, ""},
+		{"v1.30.5", "v1.31.2", nil, []string{"v1.31.2"}, ""},
+		{"v1.30.5", "v1.33.0", []string{"v1.31.0", "v1.31.7", "v1.32.3", "v1.33.0"}, []string{"v1.31.7", "v1.32.3", "v1.33.0"}, ""},
+		{"v1.30.5", "v1.33.0", []string{"v1.31.7", "v1.33.0"}, nil, "lists no v1.32 release"},
+		{"v1.31.0", "v1.30.0", nil, nil, "downgrades are not supported"},
+		{"1.30", "v1.31.0", nil, nil, "not a version"},
+	} {
+		t.Run(fmt.Sprintf("%s-%s", tc.from, tc.to), func(t *testing.T) {
+			got, err := Plan(tc.from, tc.to, tc.versions)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
