@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
 )
 
@@ -59,6 +60,8 @@ type ApplyResult struct {
 	Deleted []string `json:"deleted,omitempty"`
 	// MachineDeployments are the topology names of the pools in the desired state.
 	MachineDeployments []string `json:"machineDeployments,omitempty"`
+	// Upgrade is set while an upgrade is in progress.
+	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
 }
 
 // loaded is everything read from the API server for one computation.
@@ -80,6 +83,10 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if err != nil || res != nil {
 		return res, err
 	}
+	summary, decided, err := planVersions(l)
+	if err != nil {
+		return nil, invalid(err)
+	}
 	state, err := desired.Compute(l.input)
 	if err != nil {
 		var mt *desired.MissingTemplateError
@@ -88,7 +95,9 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		}
 		return nil, invalid(err)
 	}
+	holdBack(state, l, decided)
 	res = &ApplyResult{
+		Upgrade:           summary,
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
@@ -276,6 +285,56 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		currentMDs: mds,
 		currentMPs: mps,
 	}, nil, nil
+}
+
+// holdBack keeps parts that wait for their version as they are (no double rollout): a control
+// plane or pool whose decided version is not yet the target gets no other change either; all of
+// it arrives together with the version. A pool that does not exist yet is always created.
+func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
+	if decided == nil || !decided.InProgress {
+		return
+	}
+	target := l.cluster.Spec.Topology.Version
+	if cur := l.input.Current.ControlPlane; cur != nil && decided.ControlPlane != target {
+		if st, err := contract.ReadControlPlane(cur); err == nil && st.DesiredVersion == decided.ControlPlane {
+			state.ControlPlane = desired.Intent(cur)
+			state.ControlPlaneInfrastructureTemplate = nil
+			if ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+				if t := l.input.Current.Templates[desired.RefKey(withNamespace(ref, l.cluster.Namespace))]; t != nil {
+					state.ControlPlaneInfrastructureTemplate = desired.Intent(t)
+				}
+			}
+		}
+	}
+	for i := range state.MachineDeployments {
+		md := &state.MachineDeployments[i]
+		cur := l.input.Current.MachineDeployments[md.TopologyName]
+		if cur == nil || decided.Pools[md.TopologyName] == target || cur.Spec.Template.Spec.Version == nil ||
+			*cur.Spec.Template.Spec.Version != decided.Pools[md.TopologyName] {
+			continue
+		}
+		md.Object = cur.DeepCopy()
+		for _, t := range []**unstructured.Unstructured{&md.BootstrapTemplate, &md.InfraTemplate} {
+			if kept := l.input.Current.Templates[desired.RefKey(withNamespace(refOf(*t, cur), l.cluster.Namespace))]; kept != nil {
+				*t = desired.Intent(kept)
+			}
+		}
+	}
+	for i := range state.MachinePools {
+		mp := &state.MachinePools[i]
+		if cur := l.input.Current.MachinePools[mp.TopologyName]; cur != nil && decided.Pools[mp.TopologyName] != target &&
+			cur.Spec.Template.Spec.Version != nil && *cur.Spec.Template.Spec.Version == decided.Pools[mp.TopologyName] {
+			mp.Object = cur.DeepCopy()
+		}
+	}
+}
+
+// refOf returns the current MachineDeployment's reference for the template of the same kind.
+func refOf(t *unstructured.Unstructured, md *clusterv1.MachineDeployment) *corev1.ObjectReference {
+	if r := md.Spec.Template.Spec.Bootstrap.ConfigRef; r != nil && r.Kind == t.GetKind() {
+		return r
+	}
+	return &md.Spec.Template.Spec.InfrastructureRef
 }
 
 func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {

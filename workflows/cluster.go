@@ -231,9 +231,38 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return waiting // the next pass reports the pause
 	}
 	r.state.LastError = ""
+	if u := workers.Upgrade; u != nil {
+		msg := UpgradeMessage(u)
+		r.writeStatus(ctx, applied.Generation, prov, status.False(status.TopologyReconciled, status.ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, msg))
+		r.setStep(ctx, "upgrade to "+u.Target, strings.ReplaceAll(msg, "\n", "; "))
+		return waiting
+	}
 	r.writeStatus(ctx, applied.Generation, prov, status.True(status.TopologyReconciled))
 	r.setStep(ctx, "settled", "")
 	return settled
+}
+
+// UpgradeMessage describes an upgrade in progress, one line per part, as Cluster API's
+// ClusterUpgrading message does.
+func UpgradeMessage(u *activities.UpgradeSummary) string {
+	lines := []string{"Cluster is upgrading to " + u.Target}
+	if len(u.Steps) > 0 {
+		lines = append(lines, "  * Control plane upgrade plan: "+strings.Join(u.Steps, " -> "))
+	}
+	if u.Waiting != "" {
+		lines = append(lines, "  * Control plane waits for "+u.Waiting)
+	}
+	for _, g := range []struct {
+		what  string
+		names []string
+	}{
+		{"upgrading", u.Upgrading}, {"pending upgrade", u.Pending}, {"upgrade deferred", u.Deferred}, {"upgrade held", u.Held},
+	} {
+		if len(g.names) > 0 {
+			lines = append(lines, "  * Worker pools "+g.what+": "+strings.Join(g.names, ", "))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // teardown deletes the topology in order: workers, control plane, infrastructure cluster,

@@ -27,6 +27,7 @@ const (
 	ReasonWaitingForControlPlane          = "WaitingForControlPlaneInitialized"
 	ReasonPaused                          = "Paused"
 	ReasonDeleting                        = "Deleting"
+	ReasonClusterUpgrading                = "ClusterUpgrading"
 )
 
 // Facts is what the phase depends on (seed 004).

@@ -1,0 +1,115 @@
+package activities
+
+import (
+	"strconv"
+
+	"github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// UpgradeSummary is where an upgrade stands, for status and the workflow's history.
+type UpgradeSummary struct {
+	Target       string   `json:"target"`
+	ControlPlane string   `json:"controlPlane"`
+	Steps        []string `json:"steps,omitempty"`
+	Upgrading    []string `json:"upgrading,omitempty"`
+	Pending      []string `json:"pending,omitempty"`
+	Deferred     []string `json:"deferred,omitempty"`
+	Held         []string `json:"held,omitempty"`
+	Waiting      string   `json:"waiting,omitempty"`
+}
+
+// planVersions decides which version every part runs now (see model/upgrade) and sets it on the
+// computation input. It returns nil when no upgrade is in progress.
+func planVersions(l *loaded) (*UpgradeSummary, *upgrade.Result, error) {
+	cluster, topo := l.cluster, l.cluster.Spec.Topology
+	in := upgrade.Input{Target: topo.Version, KubernetesVersions: l.class.Spec.KubernetesVersions}
+	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
+		in.Concurrency = n
+	}
+	if cp := l.input.Current.ControlPlane; cp != nil {
+		st, err := contract.ReadControlPlane(cp)
+		if err != nil {
+			return nil, nil, err
+		}
+		in.ControlPlane = upgrade.ControlPlane{
+			Exists:        true,
+			SpecVersion:   st.DesiredVersion,
+			StatusVersion: st.Version,
+			Stable:        st.Initialized && !st.IsScaling() && (st.ObservedGeneration == 0 || st.ObservedGeneration >= st.Generation),
+		}
+		if in.ControlPlane.SpecVersion == "" {
+			in.ControlPlane.SpecVersion = topo.Version
+		}
+	}
+	if w := topo.Workers; w != nil {
+		for _, md := range w.MachineDeployments {
+			in.Pools = append(in.Pools, mdPool(md.Name, l.input.Current.MachineDeployments[md.Name]))
+		}
+		for _, mp := range w.MachinePools {
+			in.Pools = append(in.Pools, mpPool(mp.Name, l.input.Current.MachinePools[mp.Name]))
+		}
+	}
+	res, err := upgrade.Compute(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.input.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
+	if w := topo.Workers; w != nil {
+		for _, md := range w.MachineDeployments {
+			l.input.Versions.MachineDeployments[md.Name] = res.Pools[md.Name]
+		}
+		for _, mp := range w.MachinePools {
+			l.input.Versions.MachinePools[mp.Name] = res.Pools[mp.Name]
+		}
+	}
+	if !res.InProgress {
+		return nil, res, nil
+	}
+	return &UpgradeSummary{
+		Target: topo.Version, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
+		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,
+	}, res, nil
+}
+
+func mdPool(name string, md *v1beta1.MachineDeployment) upgrade.Pool {
+	p := upgrade.Pool{Name: name}
+	if md == nil {
+		return p
+	}
+	p.Exists = true
+	if md.Spec.Template.Spec.Version != nil {
+		p.Version = *md.Spec.Template.Spec.Version
+	}
+	want := int32(1)
+	if md.Spec.Replicas != nil {
+		want = *md.Spec.Replicas
+	}
+	s := md.Status
+	p.RollingOut = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
+	_, p.Defer = md.Annotations[labels.DeferUpgrade]
+	_, p.Hold = md.Annotations[labels.HoldUpgradeSequence]
+	return p
+}
+
+func mpPool(name string, mp *v1beta1.MachinePool) upgrade.Pool {
+	p := upgrade.Pool{Name: name}
+	if mp == nil {
+		return p
+	}
+	p.Exists = true
+	if mp.Spec.Template.Spec.Version != nil {
+		p.Version = *mp.Spec.Template.Spec.Version
+	}
+	want := int32(1)
+	if mp.Spec.Replicas != nil {
+		want = *mp.Spec.Replicas
+	}
+	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
+	_, p.Defer = mp.Annotations[labels.DeferUpgrade]
+	_, p.Hold = mp.Annotations[labels.HoldUpgradeSequence]
+	return p
+}
