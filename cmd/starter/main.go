@@ -3,6 +3,7 @@
 //
 //	starter [run]   watch and drive workflows (default)
 //	starter plan    preview a Cluster's objects and changes (offline from a file, or online, read only)
+//	starter status  where a managed Cluster stands (API server and workflow)
 package main
 
 import (
@@ -31,6 +32,8 @@ func main() {
 		err = runWatch(args)
 	case "plan":
 		err = runPlan(args, os.Stdout, os.Stderr)
+	case "status":
+		err = runStatus(args, os.Stdout)
 	case "help":
 		usage()
 	default:
@@ -49,6 +52,7 @@ func usage() {
 commands:
   run    watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)
   plan   print the objects topoflow would apply for a Cluster, and what would change (read only)
+  status print where a managed Cluster stands: phase, versions, conditions, workflow step
   help   show this help
 `)
 }
