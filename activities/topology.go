@@ -39,6 +39,9 @@ const (
 type ApplyInput struct {
 	Cluster ClusterRef `json:"cluster"`
 	Scope   Scope      `json:"scope"`
+	// HoldCreate keeps a Cluster that does not exist yet from being created (its
+	// BeforeClusterCreate hook has not passed); existing Clusters are reconciled as usual.
+	HoldCreate bool `json:"holdCreate,omitempty"`
 }
 
 // ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.
@@ -49,7 +52,9 @@ type ApplyResult struct {
 	// NoTopology: the Cluster is not managed by a ClusterClass.
 	NoTopology bool `json:"noTopology,omitempty"`
 	// Paused: spec.paused or the cluster.x-k8s.io/paused annotation is set; nothing was applied.
-	Paused     bool   `json:"paused,omitempty"`
+	Paused bool `json:"paused,omitempty"`
+	// CreateHeld: the Cluster does not exist yet and creation is held (HoldCreate); nothing applied.
+	CreateHeld bool   `json:"createHeld,omitempty"`
 	Generation int64  `json:"generation,omitempty"`
 	Class      string `json:"class,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -82,6 +87,9 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	l, res, err := a.load(ctx, in.Cluster)
 	if err != nil || res != nil {
 		return res, err
+	}
+	if in.HoldCreate && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
+		return &ApplyResult{CreateHeld: true, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	}
 	summary, decided, err := planVersions(l)
 	if err != nil {

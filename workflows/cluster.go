@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
 )
@@ -75,6 +76,20 @@ func (t Timing) withDefaults() Timing {
 type ClusterInput struct {
 	Cluster activities.ClusterRef `json:"cluster"`
 	Timing  Timing                `json:"timing,omitempty"`
+	// Memory is what the workflow cannot recompute from the API server; it is carried across
+	// continue-as-new.
+	Memory Memory `json:"memory,omitempty"`
+}
+
+// Memory holds facts only the workflow knows: which hook answers were already received.
+type Memory struct {
+	// CreateHookPassed: BeforeClusterCreate let the Cluster be created (or it already existed).
+	CreateHookPassed bool `json:"createHookPassed,omitempty"`
+	// AfterControlPlaneInitializedPending: topoflow created the Cluster and has not yet told the
+	// extensions its control plane is initialized (called once, never again after success).
+	AfterControlPlaneInitializedPending bool `json:"afterControlPlaneInitializedPending,omitempty"`
+	// DeleteHookPassed: BeforeClusterDelete let the teardown start.
+	DeleteHookPassed bool `json:"deleteHookPassed,omitempty"`
 }
 
 // State is what the "state" query returns: where the Cluster's lifecycle stands.
@@ -96,6 +111,7 @@ const (
 	settled  passOutcome = iota // everything applied; re-check at Resync
 	waiting                     // waiting on a provider or a missing object; re-check at WaitResync
 	finished                    // the Cluster is gone or no longer managed; end the workflow
+	again                       // something moved on (a hook passed); pass again at once
 )
 
 // ClusterTopology is the entity workflow of one managed Cluster. Each pass re-reads the Cluster
@@ -107,7 +123,7 @@ const (
 // then it waits for the next event (or a resync) and passes again, so day-2 edits (replicas,
 // labels, pools) are applied by the same steps.
 func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
-	r := &clusterRun{in: in, timing: in.Timing.withDefaults()}
+	r := &clusterRun{in: in, timing: in.Timing.withDefaults(), mem: in.Memory}
 	r.state = State{Cluster: in.Cluster.String(), Step: "starting"}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "Where the Cluster's lifecycle stands: phase, step and what it waits for"}); err != nil {
@@ -125,14 +141,21 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		case finished:
 			r.setStep(ctx, "finished", "")
 			return nil
+		case again:
 		case waiting:
-			r.wait(ctx, events, r.timing.WaitResync)
+			d := r.timing.WaitResync
+			if r.nextWait > 0 {
+				d, r.nextWait = r.nextWait, 0
+			}
+			r.wait(ctx, events, d)
 		default:
 			r.wait(ctx, events, r.timing.Resync)
 		}
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			r.drain(ctx, events)
-			return workflow.NewContinueAsNewError(ctx, ClusterTopology, in)
+			next := in
+			next.Memory = r.mem
+			return workflow.NewContinueAsNewError(ctx, ClusterTopology, next)
 		}
 	}
 }
@@ -144,6 +167,9 @@ type clusterRun struct {
 	sa       [3]string // class, version, phase last upserted
 	pending  []string  // event sources seen since the last pass
 	deleting bool
+	mem      Memory
+	// nextWait overrides the next wait (a hook's retryAfterSeconds).
+	nextWait time.Duration
 }
 
 var acts *activities.Activities
@@ -164,18 +190,23 @@ func (r *clusterRun) activityCtx(ctx workflow.Context, summary string) workflow.
 // pass runs one reconcile pass.
 func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	ref := r.in.Cluster
+	// Runtime Extension hooks came after the first release; histories recorded before them
+	// replay without.
+	hooks := workflow.GetVersion(ctx, "runtime-hooks", workflow.DefaultVersion, 1) == 1
 	r.setStep(ctx, "apply infrastructure cluster and control plane", "")
 	var applied activities.ApplyResult
 	err := workflow.ExecuteActivity(r.activityCtx(ctx, "apply infrastructure cluster and control plane"),
-		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane}).Get(ctx, &applied)
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane, HoldCreate: hooks && !r.mem.CreateHookPassed}).Get(ctx, &applied)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
 	switch {
 	case applied.ClusterGone, applied.NoTopology:
 		return finished
+	case applied.CreateHeld:
+		return r.beforeCreate(ctx)
 	case applied.Deleting:
-		return r.teardown(ctx, applied.HasInfrastructure)
+		return r.teardown(ctx, applied.HasInfrastructure, hooks)
 	case applied.Paused:
 		// Nothing is applied until the pause is lifted (a spec or annotation change: an event).
 		prov, ok := r.observe(ctx, applied.HasInfrastructure)
@@ -188,6 +219,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return settled
 	}
 	r.state.Class, r.state.Version = applied.Class, applied.Version
+	r.mem.CreateHookPassed = true // the Cluster exists
 
 	prov, ok := r.observe(ctx, applied.HasInfrastructure)
 	if !ok {
@@ -195,6 +227,18 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	}
 	if prov.Failure != "" {
 		r.state.LastError = prov.Failure
+	}
+	if hooks && r.mem.AfterControlPlaneInitializedPending && prov.ControlPlaneInitialized {
+		// Not blocking: on failure the workers go ahead and the hook is called again next pass.
+		out, err := r.callHook(ctx, hooksv1.AfterControlPlaneInitialized)
+		switch {
+		case err != nil:
+			r.state.LastError = err.Error()
+		case len(out.Failed) > 0:
+			r.state.LastError = "hook AfterControlPlaneInitialized failed: " + out.Message
+		default:
+			r.mem.AfterControlPlaneInitializedPending = false
+		}
 	}
 	if !prov.InfrastructureReady || !prov.ControlPlaneInitialized {
 		waitingFor := "infrastructure to be ready"
@@ -226,7 +270,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	case workers.ClusterGone, workers.NoTopology:
 		return finished
 	case workers.Deleting:
-		return r.teardown(ctx, applied.HasInfrastructure)
+		return r.teardown(ctx, applied.HasInfrastructure, hooks)
 	case workers.Paused:
 		return waiting // the next pass reports the pause
 	}
@@ -269,8 +313,26 @@ func UpgradeMessage(u *activities.UpgradeSummary) string {
 // templates; each step waits until its objects are gone (providers may hold them with finalizers),
 // then the Cluster's finalizer is released. The steps are level-based: after an outage the
 // teardown resumes at the first step with objects left.
-func (r *clusterRun) teardown(ctx workflow.Context, hasInfra bool) passOutcome {
+func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOutcome {
 	r.deleting = true
+	if hooks && !r.mem.DeleteHookPassed {
+		out, err := r.callHook(ctx, hooksv1.BeforeClusterDelete)
+		switch {
+		case err != nil:
+			r.state.LastError = err.Error()
+			return waiting
+		case out.ClusterGone:
+			return finished
+		}
+		if msg, blocked := r.blocking(hooksv1.BeforeClusterDelete, out); blocked {
+			if prov, ok := r.observe(ctx, hasInfra); ok {
+				r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonDeleting, clusterv1.ConditionSeverityInfo, msg))
+			}
+			r.setStep(ctx, "hook BeforeClusterDelete", msg)
+			return waiting
+		}
+		r.mem.DeleteHookPassed = true
+	}
 	for _, step := range activities.DeleteSteps {
 		r.setStep(ctx, "delete "+strings.ToLower(string(step)), "")
 		var res activities.DeleteResult
@@ -300,6 +362,56 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra bool) passOutcome {
 		return waiting
 	}
 	return finished
+}
+
+// beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).
+func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
+	out, err := r.callHook(ctx, hooksv1.BeforeClusterCreate)
+	switch {
+	case err != nil:
+		r.state.LastError = err.Error()
+		return waiting
+	case out.ClusterGone:
+		return finished
+	}
+	if msg, blocked := r.blocking(hooksv1.BeforeClusterCreate, out); blocked {
+		prov, ok := r.observe(ctx, false)
+		if !ok {
+			return finished
+		}
+		r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonClusterCreating, clusterv1.ConditionSeverityInfo, msg))
+		r.setStep(ctx, "hook BeforeClusterCreate", msg)
+		return waiting
+	}
+	r.mem.CreateHookPassed = true
+	r.mem.AfterControlPlaneInitializedPending = true
+	return again
+}
+
+// callHook runs a lifecycle hook; its request outcome is in the activity's result (history).
+func (r *clusterRun) callHook(ctx workflow.Context, hook string) (*activities.HookOutcome, error) {
+	r.setStep(ctx, "hook "+hook, "")
+	var out activities.HookOutcome
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+hook), acts.CallLifecycleHook,
+		activities.HookCall{Cluster: r.in.Cluster, Hook: hook}).Get(ctx, &out)
+	return &out, err
+}
+
+// blocking says whether a blocking hook's answer holds the step, and why. A retryAfterSeconds
+// answer becomes the next wait (an event may end it sooner); a failure is retried at the resync.
+func (r *clusterRun) blocking(hook string, out *activities.HookOutcome) (string, bool) {
+	switch {
+	case len(out.Failed) > 0:
+		return fmt.Sprintf("hook %s failed (%s): %s", hook, strings.Join(out.Failed, ", "), out.Message), true
+	case out.RetryAfterSeconds > 0:
+		r.nextWait = time.Duration(out.RetryAfterSeconds) * time.Second
+		msg := fmt.Sprintf("hook %s asked to retry in %ds", hook, out.RetryAfterSeconds)
+		if out.Message != "" {
+			msg += ": " + out.Message
+		}
+		return msg, true
+	}
+	return "", false
 }
 
 func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.Provisioning, bool) {

@@ -10,11 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
 )
@@ -27,9 +29,15 @@ type fakeWorld struct {
 	gone   bool
 	paused bool
 	// deleting: "all" (both applies see a deleting Cluster) or "workers" (only the second).
-	deleting    string
-	deleteStep  func(activities.DeleteInput) *activities.DeleteResult
-	released    bool
+	deleting   string
+	deleteStep func(activities.DeleteInput) *activities.DeleteResult
+	released   bool
+	// notCreated: the Cluster has no topology objects yet (HoldCreate applies).
+	notCreated bool
+	// hookAnswers are popped per call; an empty queue answers success.
+	hookAnswers map[string][]activities.HookOutcome
+	// hookTimes records the test clock at each hook call.
+	hookTimes   map[string][]time.Time
 	missing     string // non-empty: ApplyTopology fails with MissingDependency
 	infraReady  bool
 	cpInit      bool
@@ -48,6 +56,10 @@ func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activit
 	if w.paused {
 		return &activities.ApplyResult{Paused: true, HasInfrastructure: true}, nil
 	}
+	if w.notCreated && in.HoldCreate {
+		return &activities.ApplyResult{CreateHeld: true}, nil
+	}
+	w.notCreated = false
 	if w.deleting == "all" || (w.deleting == "workers" && in.Scope == activities.ScopeWorkers) {
 		return &activities.ApplyResult{Deleting: true, HasInfrastructure: true}, nil
 	}
@@ -116,6 +128,20 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 			return w.deleteStep(in), nil
 		}
 		return &activities.DeleteResult{}, nil
+	})
+	env.OnActivity(acts.CallLifecycleHook, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.HookCall) (*activities.HookOutcome, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.calls = append(w.calls, "hook "+in.Hook)
+		if w.hookTimes == nil {
+			w.hookTimes = map[string][]time.Time{}
+		}
+		w.hookTimes[in.Hook] = append(w.hookTimes[in.Hook], env.Now())
+		if q := w.hookAnswers[in.Hook]; len(q) > 0 {
+			w.hookAnswers[in.Hook] = q[1:]
+			return &q[0], nil
+		}
+		return &activities.HookOutcome{}, nil
 	})
 	env.OnActivity(acts.RemoveFinalizer, mock.Anything, mock.Anything).Return(func(context.Context, activities.ClusterRef) error {
 		w.set(func(w *fakeWorld) { w.released = true })
@@ -268,7 +294,7 @@ func TestDeletedBetweenApplies(t *testing.T) {
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, []string{"apply ControlPlane", "observe", "apply Workers",
+	assert.Equal(t, []string{"apply ControlPlane", "observe", "apply Workers", "hook BeforeClusterDelete",
 		"delete Workers", "delete ControlPlane", "delete Infrastructure", "delete Templates"}, w.calls, "every step, in order")
 	assert.True(t, w.released, "finalizer released after the last step")
 }
@@ -287,7 +313,7 @@ func TestTeardownWaitsForEachStep(t *testing.T) {
 	env := newEnv(t, w)
 	signal(env, time.Second, func() {
 		w.mu.Lock()
-		assert.Equal(t, []string{"apply ControlPlane", "delete Workers", "delete ControlPlane", "observe", "status Deleting"}, w.calls,
+		assert.Equal(t, []string{"apply ControlPlane", "hook BeforeClusterDelete", "delete Workers", "delete ControlPlane", "observe", "status Deleting"}, w.calls,
 			"waiting on the control plane; nothing later started")
 		w.mu.Unlock()
 		st := w.lastStatus()
@@ -302,4 +328,77 @@ func TestTeardownWaitsForEachStep(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.True(t, w.released)
 	assert.Equal(t, []string{"delete Workers", "delete ControlPlane", "delete Infrastructure", "delete Templates"}, w.calls[len(w.calls)-4:])
+}
+
+func retry(seconds int32, msg string) activities.HookOutcome {
+	var o activities.HookOutcome
+	o.RetryAfterSeconds, o.Message = seconds, msg
+	return o
+}
+
+// TestBeforeClusterCreateBlocks: a blocking BeforeClusterCreate holds creation for the
+// retryAfterSeconds it asks (a durable timer), the Cluster says which hook blocks, and once the
+// hook passes the Cluster is created and AfterControlPlaneInitialized is called exactly once.
+func TestBeforeClusterCreateBlocks(t *testing.T) {
+	w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true,
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterCreate: {retry(30, "quota check"), retry(20, "")}}}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() {
+		cond := topologyCondition(w.lastStatus())
+		assert.Equal(t, status.ReasonClusterCreating, cond.Reason)
+		assert.Equal(t, "hook BeforeClusterCreate asked to retry in 30s: quota check", cond.Message)
+		assert.Equal(t, 0, w.workerScope, "nothing created while the hook blocks")
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	times := w.hookTimes[hooksv1.BeforeClusterCreate]
+	require.Len(t, times, 3, "blocked twice, then passed")
+	assert.Equal(t, 30*time.Second, times[1].Sub(times[0]).Round(time.Second), "waited the 30s the hook asked")
+	assert.Equal(t, 20*time.Second, times[2].Sub(times[1]).Round(time.Second))
+	assert.Len(t, w.hookTimes[hooksv1.AfterControlPlaneInitialized], 1, "AfterControlPlaneInitialized called once")
+	assert.Equal(t, 1, w.workerScope)
+}
+
+// TestAfterControlPlaneInitializedOnceAcrossContinueAsNew: the memory that the hook was called
+// travels across continue-as-new, so the hook is never called again.
+func TestAfterControlPlaneInitializedOnceAcrossContinueAsNew(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true}
+	env := newEnv(t, w)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 1},
+		Memory: Memory{CreateHookPassed: true, AfterControlPlaneInitializedPending: true}})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	assert.Contains(t, w.calls, "hook AfterControlPlaneInitialized")
+	var next ClusterInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.False(t, next.Memory.AfterControlPlaneInitializedPending, "carried: already called")
+	assert.True(t, next.Memory.CreateHookPassed)
+}
+
+// TestBeforeClusterDeleteBlocks: nothing is deleted while BeforeClusterDelete blocks; it is not
+// asked again once it passed.
+func TestBeforeClusterDeleteBlocks(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all",
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterDelete: {retry(15, "backing up")}}}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		assert.NotContains(t, w.calls, "delete Workers")
+		w.mu.Unlock()
+		assert.Equal(t, "hook BeforeClusterDelete asked to retry in 15s: backing up", topologyCondition(w.lastStatus()).Message)
+	}, 10*time.Second)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	n := 0
+	for _, c := range w.calls {
+		if c == "hook BeforeClusterDelete" {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n)
+	assert.True(t, w.released)
 }

@@ -28,6 +28,7 @@ const (
 	ReasonPaused                          = "Paused"
 	ReasonDeleting                        = "Deleting"
 	ReasonClusterUpgrading                = "ClusterUpgrading"
+	ReasonClusterCreating                 = "ClusterCreating"
 )
 
 // Facts is what the phase depends on (seed 004).

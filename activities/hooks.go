@@ -1,0 +1,57 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/activities/runtimeext"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// HookCall asks for one lifecycle hook of a Cluster.
+type HookCall struct {
+	Cluster ClusterRef `json:"cluster"`
+	Hook    string     `json:"hook"`
+}
+
+// HookOutcome is the aggregated answer of every registered handler; the calls are kept in the
+// workflow's history, so operators see each request's outcome in the Temporal UI.
+type HookOutcome struct {
+	runtimeext.Result
+	ClusterGone bool `json:"clusterGone,omitempty"`
+}
+
+// CallLifecycleHook calls a lifecycle hook (BeforeClusterCreate, AfterControlPlaneInitialized,
+// BeforeClusterDelete, ...) with the Cluster in the request, on every Runtime Extension that
+// registered a handler for it. Transport errors under failurePolicy Fail come back as Failed;
+// the workflow decides what a failure means for its step.
+func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookOutcome, error) {
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return &HookOutcome{ClusterGone: true}, nil
+		}
+		return nil, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
+	}
+	cluster.ManagedFields = nil
+	js, err := json.Marshal(cluster)
+	if err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(js, &body); err != nil {
+		return nil, err
+	}
+	rc := &runtimeext.Client{Kube: a.Kube}
+	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, map[string]any{"cluster": body})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range res.Calls {
+		a.Log.InfoContext(ctx, "hook called", "cluster", in.Cluster.String(), "hook", in.Hook, "handler", c.Handler,
+			"status", c.Status, "retryAfterSeconds", c.RetryAfterSeconds, "error", c.Error, "ignored", c.Ignored)
+	}
+	return &HookOutcome{Result: *res}, nil
+}

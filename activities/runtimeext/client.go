@@ -1,0 +1,313 @@
+// Package runtimeext calls Cluster API Runtime Extensions: it reads the ExtensionConfig registry,
+// runs discovery (recording the handlers in status.handlers), and calls hook handlers over HTTPS,
+// verifying the server against the config's caBundle. Requests and responses are Cluster API's
+// hooks.runtime.cluster.x-k8s.io/v1alpha1 bodies, so existing extensions answer unchanged.
+package runtimeext
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	"github.com/topoflow/topoflow/model/decode"
+)
+
+var (
+	extensionConfigs = runtimev1.GroupVersion.WithResource("extensionconfigs")
+	namespaces       = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// defaultTimeout is the handler timeout when the handler sets none (Cluster API's default).
+const defaultTimeout = 10 * time.Second
+
+// Client calls Runtime Extensions.
+type Client struct {
+	Kube *kube.Client
+}
+
+// Call is the record of one handler call (kept in workflow history for operators).
+type Call struct {
+	Extension         string `json:"extension"`
+	Handler           string `json:"handler"`
+	Status            string `json:"status,omitempty"`
+	Message           string `json:"message,omitempty"`
+	RetryAfterSeconds int32  `json:"retryAfterSeconds,omitempty"`
+	// Error is a transport, HTTP or decoding failure; Ignored says the failurePolicy swallowed it.
+	Error   string `json:"error,omitempty"`
+	Ignored bool   `json:"ignored,omitempty"`
+}
+
+// Result aggregates the calls of one hook over every registered handler.
+type Result struct {
+	Calls []Call `json:"calls,omitempty"`
+	// RetryAfterSeconds is the lowest non-zero answer: the hook blocks until then.
+	RetryAfterSeconds int32 `json:"retryAfterSeconds,omitempty"`
+	// Failed names the handlers that answered Failure or failed under failurePolicy Fail.
+	Failed []string `json:"failed,omitempty"`
+	// Message joins the handlers' messages.
+	Message string `json:"message,omitempty"`
+}
+
+// registered is one handler of one ExtensionConfig.
+type registered struct {
+	config  *runtimev1.ExtensionConfig
+	handler runtimev1.ExtensionHandler
+}
+
+// CallHook calls every handler registered for hook whose ExtensionConfig selects namespace, with
+// the request body req (its apiVersion/kind and settings are filled in here).
+func (c *Client) CallHook(ctx context.Context, hook, namespace string, req map[string]any) (*Result, error) {
+	handlers, err := c.handlers(ctx, hook, namespace)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var msgs []string
+	for _, h := range handlers {
+		call := c.callOne(ctx, h, hook, req)
+		res.Calls = append(res.Calls, call)
+		switch {
+		case call.Ignored:
+		case call.Error != "" || call.Status == string(hooksv1.ResponseStatusFailure):
+			res.Failed = append(res.Failed, call.Handler)
+		case call.RetryAfterSeconds > 0 && (res.RetryAfterSeconds == 0 || call.RetryAfterSeconds < res.RetryAfterSeconds):
+			res.RetryAfterSeconds = call.RetryAfterSeconds
+		}
+		if call.Message != "" {
+			msgs = append(msgs, call.Handler+": "+call.Message)
+		} else if call.Error != "" {
+			msgs = append(msgs, call.Handler+": "+call.Error)
+		}
+	}
+	res.Message = strings.Join(msgs, "; ")
+	return res, nil
+}
+
+func (c *Client) callOne(ctx context.Context, h registered, hook string, req map[string]any) Call {
+	name, ext := splitHandlerName(h.handler.Name, h.config.Name)
+	call := Call{Extension: ext, Handler: h.handler.Name}
+	body := map[string]any{}
+	for k, v := range req {
+		body[k] = v
+	}
+	body["apiVersion"] = hooksv1.APIVersion
+	body["kind"] = hook + "Request"
+	if len(h.config.Spec.Settings) > 0 {
+		body["settings"] = h.config.Spec.Settings
+	}
+	timeout := defaultTimeout
+	if t := h.handler.TimeoutSeconds; t != nil && *t > 0 {
+		timeout = time.Duration(*t) * time.Second
+	}
+	var resp struct {
+		Status            string `json:"status"`
+		Message           string `json:"message"`
+		RetryAfterSeconds int32  `json:"retryAfterSeconds"`
+	}
+	err := c.post(ctx, h.config, hooksv1.HandlerPath(hook, name), body, timeout, &resp)
+	if err != nil {
+		call.Error = err.Error()
+		call.Ignored = h.handler.FailurePolicy != nil && *h.handler.FailurePolicy == runtimev1.FailurePolicyIgnore
+		return call
+	}
+	call.Status, call.Message, call.RetryAfterSeconds = resp.Status, resp.Message, resp.RetryAfterSeconds
+	if call.Status != string(hooksv1.ResponseStatusSuccess) && call.Status != string(hooksv1.ResponseStatusFailure) {
+		call.Error = fmt.Sprintf("response status %q is neither Success nor Failure", call.Status)
+		call.Ignored = h.handler.FailurePolicy != nil && *h.handler.FailurePolicy == runtimev1.FailurePolicyIgnore
+	}
+	return call
+}
+
+// splitHandlerName undoes the registry's "<handler>.<extensionconfig>" naming.
+func splitHandlerName(registeredName, config string) (name, extension string) {
+	return strings.TrimSuffix(registeredName, "."+config), config
+}
+
+// handlers lists the handlers for a hook from ExtensionConfigs that select the namespace,
+// running discovery for configs that have not been discovered yet.
+func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]registered, error) {
+	list, err := c.Kube.Dynamic.Resource(extensionConfigs).List(ctx, metav1.ListOptions{})
+	if kube.IsNotFound(err) {
+		return nil, nil // no Runtime SDK CRD installed: no extensions
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing ExtensionConfigs: %w", err)
+	}
+	var nsLabels labels.Set
+	var out []registered
+	for i := range list.Items {
+		cfg := &runtimev1.ExtensionConfig{}
+		if err := decode.FromUnstructured(&list.Items[i], cfg); err != nil {
+			return nil, fmt.Errorf("ExtensionConfig %s: %w", list.Items[i].GetName(), err)
+		}
+		if sel := cfg.Spec.NamespaceSelector; sel != nil {
+			if nsLabels == nil {
+				u, err := c.Kube.Dynamic.Resource(namespaces).Get(ctx, namespace, metav1.GetOptions{})
+				if err != nil {
+					return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
+				}
+				nsLabels = labels.Set(u.GetLabels())
+			}
+			s, err := metav1.LabelSelectorAsSelector(sel)
+			if err != nil {
+				return nil, fmt.Errorf("ExtensionConfig %s: spec.namespaceSelector: %w", cfg.Name, err)
+			}
+			if !s.Matches(nsLabels) {
+				continue
+			}
+		}
+		if len(cfg.Status.Handlers) == 0 {
+			if err := c.Discover(ctx, cfg); err != nil {
+				return nil, err
+			}
+		}
+		for _, h := range cfg.Status.Handlers {
+			if h.RequestHook.Hook == hook && h.RequestHook.APIVersion == hooksv1.APIVersion {
+				out = append(out, registered{config: cfg, handler: h})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].handler.Name < out[j].handler.Name })
+	return out, nil
+}
+
+// Discover asks an extension server for its handlers and records them in the ExtensionConfig's
+// status.handlers, named "<handler>.<extensionconfig>" as Cluster API names them.
+func (c *Client) Discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) error {
+	var resp hooksv1.DiscoveryResponse
+	req := map[string]any{"apiVersion": hooksv1.APIVersion, "kind": "DiscoveryRequest"}
+	if len(cfg.Spec.Settings) > 0 {
+		req["settings"] = cfg.Spec.Settings
+	}
+	if err := c.post(ctx, cfg, hooksv1.HandlerPath(hooksv1.Discovery, ""), req, defaultTimeout, &resp); err != nil {
+		return fmt.Errorf("discovery of ExtensionConfig %s: %w", cfg.Name, err)
+	}
+	if resp.Status != hooksv1.ResponseStatusSuccess {
+		return fmt.Errorf("discovery of ExtensionConfig %s failed: %s", cfg.Name, resp.Message)
+	}
+	handlers := make([]any, 0, len(resp.Handlers))
+	cfg.Status.Handlers = nil
+	for _, h := range resp.Handlers {
+		h.Name = h.Name + "." + cfg.Name
+		if h.TimeoutSeconds == nil {
+			t := int32(defaultTimeout / time.Second)
+			h.TimeoutSeconds = &t
+		}
+		if h.FailurePolicy == nil {
+			f := runtimev1.FailurePolicyFail
+			h.FailurePolicy = &f
+		}
+		cfg.Status.Handlers = append(cfg.Status.Handlers, h)
+		handlers = append(handlers, map[string]any{
+			"name":           h.Name,
+			"requestHook":    map[string]any{"apiVersion": h.RequestHook.APIVersion, "hook": h.RequestHook.Hook},
+			"timeoutSeconds": int64(*h.TimeoutSeconds),
+			"failurePolicy":  string(*h.FailurePolicy),
+		})
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": runtimev1.GroupVersion.String(), "kind": "ExtensionConfig",
+		"metadata": map[string]any{"name": cfg.Name},
+		"status":   map[string]any{"handlers": handlers},
+	}}
+	if _, err := c.Kube.ApplyStatus(ctx, obj, "topoflow"); err != nil {
+		return fmt.Errorf("recording the handlers of ExtensionConfig %s: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+// post sends one request to an extension server and decodes the answer.
+func (c *Client) post(ctx context.Context, cfg *runtimev1.ExtensionConfig, path string, body any, timeout time.Duration, out any) error {
+	base, err := baseURL(cfg)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
+	if err != nil {
+		return fmt.Errorf("ExtensionConfig %s: bad URL: %w", cfg.Name, err)
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(payload))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client, err := httpClient(cfg.Spec.ClientConfig.CABundle)
+	if err != nil {
+		return fmt.Errorf("ExtensionConfig %s: spec.clientConfig.caBundle: %w", cfg.Name, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("calling %s: %w", u.Path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("reading the answer of %s: %w", u.Path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("calling %s: HTTP %d: %s", u.Path, resp.StatusCode, strings.TrimSpace(string(data)))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decoding the answer of %s: %w", u.Path, err)
+	}
+	return nil
+}
+
+func baseURL(cfg *runtimev1.ExtensionConfig) (string, error) {
+	cc := cfg.Spec.ClientConfig
+	switch {
+	case cc.URL != nil && cc.Service != nil:
+		return "", fmt.Errorf("ExtensionConfig %s: spec.clientConfig: url and service are mutually exclusive", cfg.Name)
+	case cc.URL != nil:
+		if !strings.HasPrefix(*cc.URL, "https://") {
+			return "", fmt.Errorf("ExtensionConfig %s: spec.clientConfig.url must use https", cfg.Name)
+		}
+		return *cc.URL, nil
+	case cc.Service != nil:
+		port := int32(443)
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
+		}
+		base := fmt.Sprintf("https://%s.%s.svc:%d", cc.Service.Name, cc.Service.Namespace, port)
+		if cc.Service.Path != nil {
+			base += "/" + strings.Trim(*cc.Service.Path, "/")
+		}
+		return base, nil
+	}
+	return "", fmt.Errorf("ExtensionConfig %s: spec.clientConfig needs url or service", cfg.Name)
+}
+
+func httpClient(caBundle []byte) (*http.Client, error) {
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caBundle) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caBundle) {
+			return nil, fmt.Errorf("no PEM certificate found")
+		}
+		tlsCfg.RootCAs = pool
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment}}, nil
+}
