@@ -78,6 +78,12 @@ func (c *Client) CallHook(ctx context.Context, hook, namespace string, req map[s
 	if err != nil {
 		return nil, err
 	}
+	return c.callAll(ctx, handlers, hook, req), nil
+}
+
+// callAll calls the handlers and aggregates their answers: any Failure (or a failed call under
+// failurePolicy Fail) fails the hook; the lowest non-zero retryAfterSeconds blocks it.
+func (c *Client) callAll(ctx context.Context, handlers []registered, hook string, req map[string]any) *Result {
 	res := &Result{}
 	var msgs []string
 	for _, h := range handlers {
@@ -97,7 +103,7 @@ func (c *Client) CallHook(ctx context.Context, hook, namespace string, req map[s
 		}
 	}
 	res.Message = strings.Join(msgs, "; ")
-	return res, nil
+	return res
 }
 
 func (c *Client) callOne(ctx context.Context, h registered, hook string, req map[string]any) Call {

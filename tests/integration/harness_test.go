@@ -8,6 +8,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -282,3 +283,5 @@ func (e *env) get(ref *corev1.ObjectReference) *unstructured.Unstructured {
 func schemaGVR(group, resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: group, Version: "v1beta1", Resource: resource}
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,0 +1,127 @@
+package runtimeext
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	"github.com/topoflow/topoflow/tests/extension"
+)
+
+func handler(cfg *runtimev1.ExtensionConfig, hook string, policy runtimev1.FailurePolicy) registered {
+	return registered{config: cfg, handler: runtimev1.ExtensionHandler{
+		Name:          "beforeclustercreate-handler." + cfg.Name,
+		RequestHook:   runtimev1.GroupVersionHook{APIVersion: hooksv1.APIVersion, Hook: hook},
+		FailurePolicy: &policy,
+	}}
+}
+
+func config(name, url string, ca []byte) *runtimev1.ExtensionConfig {
+	return &runtimev1.ExtensionConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: runtimev1.ExtensionConfigSpec{
+			ClientConfig: runtimev1.ClientConfig{URL: &url, CABundle: ca},
+			Settings:     map[string]string{"team": "platform"},
+		},
+	}
+}
+
+// TestCallAggregation calls two real HTTPS extension servers: the lowest non-zero
+// retryAfterSeconds wins; a Failure fails the hook; Ignore swallows transport errors only.
+func TestCallAggregation(t *testing.T) {
+	a, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer b.Close()
+	c := &Client{}
+	req := map[string]any{"cluster": map[string]any{"metadata": map[string]any{"name": "c1", "namespace": "ns"}}}
+	hs := []registered{
+		handler(config("ext-a", a.URL, a.CABundle), hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail),
+		handler(config("ext-b", b.URL, b.CABundle), hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail),
+	}
+
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{RetryAfterSeconds: 30, Message: "a waits"})
+	b.Script(hooksv1.BeforeClusterCreate, extension.Answer{RetryAfterSeconds: 10, Message: "b waits"})
+	res := c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
+	assert.EqualValues(t, 10, res.RetryAfterSeconds, "lowest non-zero wins")
+	assert.Empty(t, res.Failed)
+	assert.Len(t, res.Calls, 2)
+	calls := a.Calls(hooksv1.BeforeClusterCreate)
+	require.Len(t, calls, 1)
+	assert.Equal(t, "ns/c1", calls[0].Cluster, "the Cluster is in the request")
+	assert.Equal(t, map[string]string{"team": "platform"}, calls[0].Settings, "settings passed through")
+
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Failure", Message: "no quota"})
+	res = c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
+	assert.Equal(t, []string{"beforeclustercreate-handler.ext-a"}, res.Failed)
+	assert.Contains(t, res.Message, "no quota")
+
+	res = c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
+	assert.Empty(t, res.Failed)
+	assert.Zero(t, res.RetryAfterSeconds, "scripts used up: both answer Success")
+
+	// An HTTP error fails the hook under Fail, and is ignored under Ignore.
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{HTTPStatus: http.StatusInternalServerError})
+	res = c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
+	assert.Equal(t, []string{"beforeclustercreate-handler.ext-a"}, res.Failed)
+	assert.Contains(t, res.Calls[0].Error, "HTTP 500")
+	ignoring := []registered{handler(config("ext-a", a.URL, a.CABundle), hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyIgnore)}
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{HTTPStatus: http.StatusBadGateway})
+	res = c.callAll(context.Background(), ignoring, hooksv1.BeforeClusterCreate, req)
+	assert.Empty(t, res.Failed)
+	assert.True(t, res.Calls[0].Ignored)
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Failure", Message: "real no"})
+	res = c.callAll(context.Background(), ignoring, hooksv1.BeforeClusterCreate, req)
+	assert.NotEmpty(t, res.Failed, "Ignore does not swallow a Failure answer")
+}
+
+// TestTLSIsVerified: a server whose certificate is not signed by the caBundle is refused.
+func TestTLSIsVerified(t *testing.T) {
+	a, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer a.Close()
+	other, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer other.Close()
+	c := &Client{}
+	hs := []registered{handler(config("ext-a", a.URL, other.CABundle), hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail)}
+	res := c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, map[string]any{})
+	require.Len(t, res.Failed, 1)
+	assert.Contains(t, res.Calls[0].Error, "certificate")
+	assert.Empty(t, a.Calls(""), "no request reached the server")
+}
+
+func TestBaseURL(t *testing.T) {
+	u := "https://ext.example:9443/prefix"
+	port := int32(8443)
+	path := "/hooks"
+	for _, tc := range []struct {
+		cc   runtimev1.ClientConfig
+		want string
+		err  string
+	}{
+		{runtimev1.ClientConfig{URL: &u}, u, ""},
+		{runtimev1.ClientConfig{Service: &runtimev1.ServiceReference{Namespace: "rt", Name: "ext"}}, "https://ext.rt.svc:443", ""},
+		{runtimev1.ClientConfig{Service: &runtimev1.ServiceReference{Namespace: "rt", Name: "ext", Port: &port, Path: &path}}, "https://ext.rt.svc:8443/hooks", ""},
+		{runtimev1.ClientConfig{URL: ptr("http://plain")}, "", "must use https"},
+		{runtimev1.ClientConfig{}, "", "needs url or service"},
+	} {
+		got, err := baseURL(&runtimev1.ExtensionConfig{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: runtimev1.ExtensionConfigSpec{ClientConfig: tc.cc}})
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

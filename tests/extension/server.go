@@ -1,0 +1,237 @@
+// Package extension is a Runtime Extension server for tests: HTTPS with its own CA, a discovery
+// endpoint, and hook handlers whose answers a test scripts per hook. It records every call.
+package extension
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+)
+
+// Answer is one scripted response to a hook call.
+type Answer struct {
+	Status            string
+	RetryAfterSeconds int32
+	Message           string
+	// HTTPStatus, when not 0 or 200, answers with that HTTP error instead.
+	HTTPStatus int
+}
+
+// Call is one recorded call.
+type Call struct {
+	Hook, Handler, Cluster string
+	At                     time.Time
+	Settings               map[string]string
+}
+
+// Server is a running test extension.
+type Server struct {
+	URL      string
+	CABundle []byte
+
+	srv     *httptest.Server
+	mu      sync.Mutex
+	hooks   []string
+	failure map[string]runtimev1.FailurePolicy
+	answers map[string][]Answer
+	blocked map[string]blockUntil
+	calls   []Call
+}
+
+type blockUntil struct {
+	until   time.Time
+	message string
+}
+
+// Start serves handlers named "<hook lowercase>-handler" for the given hooks.
+func Start(hooks ...string) (*Server, error) {
+	caPEM, cert, err := certificates()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{},
+		failure: map[string]runtimev1.FailurePolicy{}}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	s.srv.StartTLS()
+	s.URL = s.srv.URL
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Script queues answers for a hook; once they are used up the hook answers Success.
+func (s *Server) Script(hook string, answers ...Answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers[hook] = append(s.answers[hook], answers...)
+}
+
+// BlockFor makes a hook answer "retry" (with the seconds left, at least 1) until d has passed, as
+// a real extension does while it is not ready; scripted answers come first.
+func (s *Server) BlockFor(hook string, d time.Duration, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocked[hook] = blockUntil{until: time.Now().Add(d), message: message}
+}
+
+// SetFailurePolicy sets the failurePolicy discovery reports for a hook's handler.
+func (s *Server) SetFailurePolicy(hook string, p runtimev1.FailurePolicy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failure[hook] = p
+}
+
+// Calls returns the recorded calls of a hook (all hooks when hook is empty).
+func (s *Server) Calls(hook string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if hook == "" || c.Hook == hook {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func handlerName(hook string) string { return strings.ToLower(hook) + "-handler" }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	prefix := "/" + hooksv1.APIVersion + "/"
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, prefix) {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, prefix), "/")
+	var body struct {
+		Kind     string            `json:"kind"`
+		Settings map[string]string `json:"settings"`
+		Cluster  struct {
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		} `json:"cluster"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if parts[0] == "discovery" {
+		resp := hooksv1.DiscoveryResponse{CommonResponse: hooksv1.CommonResponse{Status: hooksv1.ResponseStatusSuccess}}
+		resp.APIVersion, resp.Kind = hooksv1.APIVersion, "DiscoveryResponse"
+		s.mu.Lock()
+		for _, h := range s.hooks {
+			timeout := int32(5)
+			fp := runtimev1.FailurePolicyFail
+			if p, ok := s.failure[h]; ok {
+				fp = p
+			}
+			resp.Handlers = append(resp.Handlers, runtimev1.ExtensionHandler{
+				Name: handlerName(h), RequestHook: runtimev1.GroupVersionHook{APIVersion: hooksv1.APIVersion, Hook: h},
+				TimeoutSeconds: &timeout, FailurePolicy: &fp,
+			})
+		}
+		s.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	if len(parts) != 2 {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	hook := ""
+	s.mu.Lock()
+	for _, h := range s.hooks {
+		if strings.ToLower(h) == parts[0] {
+			hook = h
+		}
+	}
+	if hook == "" || parts[1] != handlerName(hook) || body.Kind != hook+"Request" {
+		s.mu.Unlock()
+		http.Error(w, "unknown handler "+r.URL.Path+" for "+body.Kind, http.StatusNotFound)
+		return
+	}
+	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings})
+	a := Answer{Status: string(hooksv1.ResponseStatusSuccess)}
+	if q := s.answers[hook]; len(q) > 0 {
+		a, s.answers[hook] = q[0], q[1:]
+	} else if b, ok := s.blocked[hook]; ok && time.Now().Before(b.until) {
+		secs := int32(time.Until(b.until).Seconds() + 0.999)
+		a = Answer{RetryAfterSeconds: max(secs, 1), Message: b.message}
+	}
+	s.mu.Unlock()
+	if a.HTTPStatus != 0 && a.HTTPStatus != http.StatusOK {
+		http.Error(w, "scripted failure", a.HTTPStatus)
+		return
+	}
+	if a.Status == "" {
+		a.Status = string(hooksv1.ResponseStatusSuccess)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"apiVersion": hooksv1.APIVersion, "kind": hook + "Response",
+		"status": a.Status, "message": a.Message, "retryAfterSeconds": a.RetryAfterSeconds,
+	})
+}
+
+// certificates makes a CA and a serving certificate for 127.0.0.1 signed by it.
+func certificates() ([]byte, tls.Certificate, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "topoflow test extension CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	cert, err := tls.X509KeyPair(
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert, nil
+}

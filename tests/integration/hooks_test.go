@@ -1,0 +1,127 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/tests/extension"
+)
+
+// TestLifecycleHooks runs a Cluster's create and delete against a real HTTPS Runtime Extension:
+// a blocking BeforeClusterCreate holds creation for the time it asks, AfterControlPlaneInitialized
+// is called once, and a blocking BeforeClusterDelete holds the teardown.
+func TestLifecycleHooks(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ext, err := extension.Start(hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized, hooksv1.BeforeClusterDelete)
+	require.NoError(t, err)
+	t.Cleanup(ext.Close)
+	e.registerExtension(ext)
+
+	// The extension is not ready for 4 seconds: it answers "retry" until then.
+	ext.BlockFor(hooksv1.BeforeClusterCreate, 4*time.Second, "waiting for quota")
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+
+	e.eventually(20*time.Second, "BeforeClusterCreate blocking reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		if cond == nil {
+			return false, "no condition"
+		}
+		return cond.Reason == "ClusterCreating" && strings.Contains(cond.Message, "hook BeforeClusterCreate asked to retry in") &&
+			strings.Contains(cond.Message, "waiting for quota"), cond.Message
+	})
+	assert.Empty(t, e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simclusters"), ""), "nothing created while the hook blocks")
+
+	e.waitReconciled("demo", 90*time.Second)
+	creates := ext.Calls(hooksv1.BeforeClusterCreate)
+	require.GreaterOrEqual(t, len(creates), 2, "blocked, then passed")
+	assert.GreaterOrEqual(t, creates[len(creates)-1].At.Sub(creates[0].At), 3500*time.Millisecond, "creation waited for the extension")
+	assert.Less(t, len(creates), 10, "retries follow retryAfterSeconds (and events), not a busy loop")
+	assert.Equal(t, e.ns+"/demo", creates[0].Cluster)
+	time.Sleep(2 * time.Second)
+	assert.Len(t, ext.Calls(hooksv1.AfterControlPlaneInitialized), 1, "AfterControlPlaneInitialized called exactly once")
+
+	// Discovery recorded the handlers, named as Cluster API names them.
+	cfg := &runtimev1.ExtensionConfig{}
+	require.NoError(t, kc.GetTyped(e.ctx, extensionConfigs, "", "ext-"+e.ns, cfg))
+	var names []string
+	for _, h := range cfg.Status.Handlers {
+		names = append(names, h.Name)
+	}
+	assert.ElementsMatch(t, []string{
+		"beforeclustercreate-handler.ext-" + e.ns, "aftercontrolplaneinitialized-handler.ext-" + e.ns, "beforeclusterdelete-handler.ext-" + e.ns,
+	}, names)
+
+	// Delete: the hook blocks for 4 seconds; meanwhile nothing is deleted.
+	ext.BlockFor(hooksv1.BeforeClusterDelete, 4*time.Second, "backing up etcd")
+	deleted := time.Now()
+	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	e.eventually(20*time.Second, "BeforeClusterDelete blocking reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		return cond != nil && strings.Contains(cond.Message, "hook BeforeClusterDelete asked to retry in") &&
+			strings.Contains(cond.Message, "backing up etcd"), fmt.Sprint(cond)
+	})
+	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+		assert.Nil(t, u.GetDeletionTimestamp(), "MachineDeployment %s untouched while the hook blocks", u.GetName())
+	}
+	e.eventually(60*time.Second, "Cluster deleted", func() (bool, string) {
+		_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
+	assert.GreaterOrEqual(t, time.Since(deleted), 4*time.Second, "the teardown waited for the extension")
+	assert.GreaterOrEqual(t, len(ext.Calls(hooksv1.BeforeClusterDelete)), 2)
+	for _, d := range e.sim.Deletions() {
+		assert.False(t, d.Requested.Before(deleted.Add(3500*time.Millisecond)), "%s %s deleted while the hook still blocked", d.Kind, d.Name)
+	}
+}
+
+var extensionConfigs = runtimev1.GroupVersion.WithResource("extensionconfigs")
+
+// registerExtension labels the test namespace and registers the extension for it alone
+// (ExtensionConfigs are cluster-wide; the namespaceSelector keeps other tests out).
+func (e *env) registerExtension(ext *extension.Server) {
+	e.t.Helper()
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": e.ns, "labels": map[string]any{"topoflow.dev/test": e.ns}}}}
+	_, err := kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Apply(e.ctx, e.ns, nsObj,
+		metav1.ApplyOptions{FieldManager: "integration-test", Force: true})
+	require.NoError(e.t, err)
+	cfg := fmt.Sprintf(`
+apiVersion: runtime.cluster.x-k8s.io/v1alpha1
+kind: ExtensionConfig
+metadata:
+  name: ext-%s
+spec:
+  clientConfig:
+    url: %s
+    caBundle: %s
+  namespaceSelector:
+    matchLabels:
+      topoflow.dev/test: %s
+  settings:
+    owner: integration-test
+`, e.ns, ext.URL, b64(ext.CABundle), e.ns)
+	docs, err := decode.Documents(strings.NewReader(cfg))
+	require.NoError(e.t, err)
+	_, err = kc.Apply(e.ctx, docs[0], "integration-test")
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() {
+		_ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), "ext-"+e.ns, metav1.DeleteOptions{})
+	})
+}
