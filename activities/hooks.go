@@ -14,6 +14,12 @@ import (
 type HookCall struct {
 	Cluster ClusterRef `json:"cluster"`
 	Hook    string     `json:"hook"`
+	// Upgrade hooks carry versions: from/to and the planned steps (BeforeClusterUpgrade), or the
+	// version reached (AfterControlPlaneUpgrade, AfterClusterUpgrade).
+	FromKubernetesVersion string   `json:"fromKubernetesVersion,omitempty"`
+	ToKubernetesVersion   string   `json:"toKubernetesVersion,omitempty"`
+	KubernetesVersion     string   `json:"kubernetesVersion,omitempty"`
+	ControlPlaneUpgrades  []string `json:"controlPlaneUpgrades,omitempty"`
 }
 
 // HookOutcome is the aggregated answer of every registered handler; the calls are kept in the
@@ -45,7 +51,24 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 		return nil, err
 	}
 	rc := &runtimeext.Client{Kube: a.Kube}
-	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, map[string]any{"cluster": body})
+	req := map[string]any{"cluster": body}
+	if in.FromKubernetesVersion != "" {
+		req["fromKubernetesVersion"] = in.FromKubernetesVersion
+	}
+	if in.ToKubernetesVersion != "" {
+		req["toKubernetesVersion"] = in.ToKubernetesVersion
+	}
+	if in.KubernetesVersion != "" {
+		req["kubernetesVersion"] = in.KubernetesVersion
+	}
+	if len(in.ControlPlaneUpgrades) > 0 {
+		steps := make([]any, 0, len(in.ControlPlaneUpgrades))
+		for _, v := range in.ControlPlaneUpgrades {
+			steps = append(steps, map[string]any{"version": v})
+		}
+		req["controlPlaneUpgrades"] = steps
+	}
+	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, req)
 	if err != nil {
 		return nil, err
 	}

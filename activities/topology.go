@@ -42,6 +42,17 @@ type ApplyInput struct {
 	// HoldCreate keeps a Cluster that does not exist yet from being created (its
 	// BeforeClusterCreate hook has not passed); existing Clusters are reconciled as usual.
 	HoldCreate bool `json:"holdCreate,omitempty"`
+	// Gate, when set, holds version moves until the upgrade hooks allow them.
+	Gate *UpgradeGate `json:"gate,omitempty"`
+}
+
+// UpgradeGate holds version moves for the upgrade lifecycle hooks.
+type UpgradeGate struct {
+	// ApprovedTarget is the version BeforeClusterUpgrade allowed; nothing moves towards another.
+	ApprovedTarget string `json:"approvedTarget"`
+	// ControlPlaneAcknowledged is the control plane version AfterControlPlaneUpgrade passed for;
+	// once the control plane reaches another version nothing moves further until it does.
+	ControlPlaneAcknowledged string `json:"controlPlaneAcknowledged"`
 }
 
 // ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.
@@ -67,6 +78,9 @@ type ApplyResult struct {
 	MachineDeployments []string `json:"machineDeployments,omitempty"`
 	// Upgrade is set while an upgrade is in progress.
 	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
+	// RollingOut names pools whose machines are being replaced (an upgrade is complete only when
+	// none is).
+	RollingOut []string `json:"rollingOut,omitempty"`
 }
 
 // loaded is everything read from the API server for one computation.
@@ -91,7 +105,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if in.HoldCreate && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
 		return &ApplyResult{CreateHeld: true, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	}
-	summary, decided, err := planVersions(l)
+	summary, decided, err := planVersions(l, in.Gate)
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -106,6 +120,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	holdBack(state, l, decided)
 	res = &ApplyResult{
 		Upgrade:           summary,
+		RollingOut:        decided.RollingOut,
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,

@@ -12,7 +12,14 @@ import (
 
 // UpgradeSummary is where an upgrade stands, for status and the workflow's history.
 type UpgradeSummary struct {
-	Target       string   `json:"target"`
+	Target string `json:"target"`
+	// From is the control plane's spec version; Reached the version all its machines run.
+	From    string `json:"from"`
+	Reached string `json:"reached"`
+	// Stable: the control plane is not provisioning, scaling or rolling out.
+	Stable bool `json:"stable"`
+	// HeldBy names the hook holding version moves ("BeforeClusterUpgrade", ...), if any.
+	HeldBy       string   `json:"heldBy,omitempty"`
 	ControlPlane string   `json:"controlPlane"`
 	Steps        []string `json:"steps,omitempty"`
 	Upgrading    []string `json:"upgrading,omitempty"`
@@ -24,7 +31,7 @@ type UpgradeSummary struct {
 
 // planVersions decides which version every part runs now (see model/upgrade) and sets it on the
 // computation input. It returns nil when no upgrade is in progress.
-func planVersions(l *loaded) (*UpgradeSummary, *upgrade.Result, error) {
+func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Result, error) {
 	cluster, topo := l.cluster, l.cluster.Spec.Topology
 	in := upgrade.Input{Target: topo.Version, KubernetesVersions: l.class.Spec.KubernetesVersions}
 	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
@@ -57,6 +64,26 @@ func planVersions(l *loaded) (*UpgradeSummary, *upgrade.Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	heldBy := ""
+	if gate != nil && res.InProgress && in.ControlPlane.Exists {
+		switch {
+		case gate.ApprovedTarget != topo.Version:
+			heldBy = "BeforeClusterUpgrade"
+		case in.ControlPlane.Stable && in.ControlPlane.StatusVersion == in.ControlPlane.SpecVersion &&
+			in.ControlPlane.StatusVersion != gate.ControlPlaneAcknowledged:
+			heldBy = "AfterControlPlaneUpgrade"
+		}
+		if heldBy != "" {
+			// No part moves to a new version; pools that do not exist yet are still created.
+			res.ControlPlane = in.ControlPlane.SpecVersion
+			for _, p := range in.Pools {
+				if p.Exists {
+					res.Pools[p.Name] = p.Version
+				}
+			}
+			res.Upgrading, res.Pending = nil, nil
+		}
+	}
 	l.input.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
 	if w := topo.Workers; w != nil {
 		for _, md := range w.MachineDeployments {
@@ -70,7 +97,8 @@ func planVersions(l *loaded) (*UpgradeSummary, *upgrade.Result, error) {
 		return nil, res, nil
 	}
 	return &UpgradeSummary{
-		Target: topo.Version, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
+		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
+		Stable: in.ControlPlane.Stable, HeldBy: heldBy, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,
 	}, res, nil
 }

@@ -90,6 +90,12 @@ type Memory struct {
 	AfterControlPlaneInitializedPending bool `json:"afterControlPlaneInitializedPending,omitempty"`
 	// DeleteHookPassed: BeforeClusterDelete let the teardown start.
 	DeleteHookPassed bool `json:"deleteHookPassed,omitempty"`
+	// ApprovedUpgrade is the target version BeforeClusterUpgrade allowed.
+	ApprovedUpgrade string `json:"approvedUpgrade,omitempty"`
+	// ControlPlaneAcknowledged is the control plane version AfterControlPlaneUpgrade passed for.
+	ControlPlaneAcknowledged string `json:"controlPlaneAcknowledged,omitempty"`
+	// UpgradeCompleted is the target AfterClusterUpgrade was called for (once per upgrade).
+	UpgradeCompleted string `json:"upgradeCompleted,omitempty"`
 }
 
 // State is what the "state" query returns: where the Cluster's lifecycle stands.
@@ -196,7 +202,8 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	r.setStep(ctx, "apply infrastructure cluster and control plane", "")
 	var applied activities.ApplyResult
 	err := workflow.ExecuteActivity(r.activityCtx(ctx, "apply infrastructure cluster and control plane"),
-		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane, HoldCreate: hooks && !r.mem.CreateHookPassed}).Get(ctx, &applied)
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane, HoldCreate: hooks && !r.mem.CreateHookPassed,
+			Gate: r.gate(hooks)}).Get(ctx, &applied)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
@@ -220,6 +227,11 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	}
 	r.state.Class, r.state.Version = applied.Class, applied.Version
 	r.mem.CreateHookPassed = true // the Cluster exists
+	if hooks {
+		if outcome, ok := r.upgradeHooks(ctx, &applied); ok {
+			return outcome
+		}
+	}
 
 	prov, ok := r.observe(ctx, applied.HasInfrastructure)
 	if !ok {
@@ -261,7 +273,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	r.setStep(ctx, "apply MachineDeployments", "")
 	var workers activities.ApplyResult
 	err = workflow.ExecuteActivity(r.activityCtx(ctx, fmt.Sprintf("apply %d MachineDeployment(s)", len(applied.MachineDeployments))),
-		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers}).Get(ctx, &workers)
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers, Gate: r.gate(hooks)}).Get(ctx, &workers)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
@@ -362,6 +374,64 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOu
 		return waiting
 	}
 	return finished
+}
+
+// gate is what the upgrade hooks allowed so far (nil: hooks not in use for this execution).
+func (r *clusterRun) gate(hooks bool) *activities.UpgradeGate {
+	if !hooks {
+		return nil
+	}
+	return &activities.UpgradeGate{ApprovedTarget: r.mem.ApprovedUpgrade, ControlPlaneAcknowledged: r.mem.ControlPlaneAcknowledged}
+}
+
+// upgradeHooks runs the upgrade lifecycle hooks the apply reported as holding the upgrade:
+// BeforeClusterUpgrade before anything moves to a new target, AfterControlPlaneUpgrade each time
+// the control plane reaches a version, AfterClusterUpgrade once when all is at the target. ok is
+// false when no hook needed the pass.
+func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.ApplyResult) (passOutcome, bool) {
+	u, target, hasInfra := applied.Upgrade, applied.Version, applied.HasInfrastructure
+	// Complete means every part at the target and no pool still rolling out.
+	complete := u == nil && len(applied.RollingOut) == 0
+	call := activities.HookCall{Cluster: r.in.Cluster}
+	switch {
+	case u != nil && u.HeldBy == hooksv1.BeforeClusterUpgrade:
+		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion, call.ControlPlaneUpgrades = hooksv1.BeforeClusterUpgrade, u.From, u.Target, u.Steps
+	case u != nil && u.HeldBy == hooksv1.AfterControlPlaneUpgrade:
+		call.Hook, call.KubernetesVersion = hooksv1.AfterControlPlaneUpgrade, u.Reached
+	case u == nil && r.mem.ApprovedUpgrade == target && r.mem.ControlPlaneAcknowledged != target && r.mem.ApprovedUpgrade != "":
+		// The last control plane step finished with nothing left to hold.
+		call.Hook, call.KubernetesVersion = hooksv1.AfterControlPlaneUpgrade, target
+	case complete && r.mem.ApprovedUpgrade == target && r.mem.UpgradeCompleted != target && r.mem.ApprovedUpgrade != "":
+		call.Hook, call.KubernetesVersion = hooksv1.AfterClusterUpgrade, target
+	default:
+		return 0, false
+	}
+	r.setStep(ctx, "hook "+call.Hook, "")
+	var out activities.HookOutcome
+	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out); err != nil {
+		r.state.LastError = err.Error()
+		return waiting, true
+	}
+	if out.ClusterGone {
+		return finished, true
+	}
+	if msg, blocked := r.blocking(call.Hook, &out); blocked {
+		if prov, ok := r.observe(ctx, hasInfra); ok {
+			r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo,
+				"Cluster is upgrading to "+target+"\n  * "+msg))
+		}
+		r.setStep(ctx, "hook "+call.Hook, msg)
+		return waiting, true
+	}
+	switch call.Hook {
+	case hooksv1.BeforeClusterUpgrade:
+		r.mem.ApprovedUpgrade, r.mem.ControlPlaneAcknowledged, r.mem.UpgradeCompleted = u.Target, u.Reached, ""
+	case hooksv1.AfterControlPlaneUpgrade:
+		r.mem.ControlPlaneAcknowledged = call.KubernetesVersion
+	case hooksv1.AfterClusterUpgrade:
+		r.mem.UpgradeCompleted = target
+	}
+	return again, true
 }
 
 // beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).

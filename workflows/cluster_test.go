@@ -402,3 +402,77 @@ func TestBeforeClusterDeleteBlocks(t *testing.T) {
 	assert.Equal(t, 2, n)
 	assert.True(t, w.released)
 }
+
+// TestUpgradeHookSequence scripts what the apply reports during an upgrade and checks that the
+// workflow calls BeforeClusterUpgrade (with from/to/steps), AfterControlPlaneUpgrade once per
+// reached version, and AfterClusterUpgrade only once nothing rolls out any more, passing what the
+// hooks allowed back to the apply as its gate.
+func TestUpgradeHookSequence(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
+	env.RegisterActivity(&activities.Activities{})
+	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
+	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
+	var gates []activities.UpgradeGate
+	var hookCalls []activities.HookCall
+	phase := 0
+	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
+		if in.Gate != nil && in.Scope == activities.ScopeControlPlane {
+			gates = append(gates, *in.Gate)
+		}
+		res := &activities.ApplyResult{Version: "v1.33.1", Class: "c", HasInfrastructure: true}
+		switch phase {
+		case 0: // the version was bumped: held until BeforeClusterUpgrade
+			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", Stable: true, Steps: []string{"v1.32.4", "v1.33.1"}}
+			if in.Gate.ApprovedTarget != "v1.33.1" {
+				res.Upgrade.HeldBy = hooksv1.BeforeClusterUpgrade
+			} else {
+				phase = 1
+			}
+		case 1: // the control plane reached v1.32.4
+			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.32.4", Reached: "v1.32.4", Stable: true, Steps: []string{"v1.33.1"}}
+			if in.Gate.ControlPlaneAcknowledged != "v1.32.4" {
+				res.Upgrade.HeldBy = hooksv1.AfterControlPlaneUpgrade
+			} else {
+				phase = 2
+			}
+		case 2: // reached the target; workers move
+			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.33.1", Reached: "v1.33.1", Stable: true}
+			if in.Gate.ControlPlaneAcknowledged != "v1.33.1" {
+				res.Upgrade.HeldBy = hooksv1.AfterControlPlaneUpgrade
+			} else {
+				phase = 3
+			}
+		case 3: // all at the target, a pool still rolling out
+			res.RollingOut = []string{"md-0"}
+			phase = 4
+		default:
+			if phase == 6 {
+				res.ClusterGone = true
+			}
+			phase++
+		}
+		return res, nil
+	})
+	env.OnActivity(acts.CallLifecycleHook, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.HookCall) (*activities.HookOutcome, error) {
+		hookCalls = append(hookCalls, in)
+		return &activities.HookOutcome{}, nil
+	})
+	for i := 1; i <= 12; i++ {
+		signal(env, time.Duration(i)*time.Second, func() {})
+	}
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	var seq []string
+	for _, c := range hookCalls {
+		seq = append(seq, c.Hook+"("+c.FromKubernetesVersion+c.KubernetesVersion+")")
+	}
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.31.2)", "AfterControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.33.1)", "AfterClusterUpgrade(v1.33.1)"}, seq)
+	assert.Equal(t, "v1.33.1", hookCalls[0].ToKubernetesVersion)
+	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, hookCalls[0].ControlPlaneUpgrades)
+	assert.Equal(t, activities.UpgradeGate{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, gates[len(gates)-1])
+}

@@ -61,6 +61,8 @@ type Result struct {
 	Upgrading, Pending, Deferred, Held []string
 	// Waiting says why the control plane is not taking its next step, if it is not.
 	Waiting string
+	// RollingOut names the pools whose machines are being replaced now (for any reason).
+	RollingOut []string
 }
 
 // Compute decides the versions.
@@ -69,9 +71,15 @@ func Compute(in Input) (*Result, error) {
 		return nil, fmt.Errorf("spec.topology.version: %w", err)
 	}
 	res := &Result{Pools: map[string]string{}}
+	for _, p := range in.Pools {
+		if p.Exists && p.RollingOut {
+			res.RollingOut = append(res.RollingOut, p.Name)
+		}
+	}
 	cp := in.ControlPlane
-	if !cp.Exists {
-		// Creation: everything starts at the target.
+	if !cp.Exists || (cp.StatusVersion == "" && cp.SpecVersion == in.Target) {
+		// Creation (the control plane is not there, or still initializing at the target):
+		// everything starts at the target; this is not an upgrade.
 		res.ControlPlane = in.Target
 		for _, p := range in.Pools {
 			res.Pools[p.Name] = in.Target

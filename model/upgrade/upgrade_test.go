@@ -162,6 +162,13 @@ func TestCreateAndNewPoolMidUpgrade(t *testing.T) {
 	assert.Equal(t, "v1.31.2", res.Pools["md-0"])
 	assert.False(t, res.InProgress)
 
+	// A control plane still initializing at the target is a creation, not an upgrade.
+	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: ControlPlane{Exists: true, SpecVersion: "v1.31.2"},
+		Pools: []Pool{{Name: "md-0"}}})
+	require.NoError(t, err)
+	assert.False(t, res.InProgress)
+	assert.Equal(t, "v1.31.2", res.Pools["md-0"])
+
 	w := newWorld("v1.30.5", "md-0")
 	w.round(t, Input{Target: "v1.31.2"}) // control plane upgrading
 	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: append(w.pools, Pool{Name: "md-new"})})

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -37,6 +38,8 @@ type Call struct {
 	Hook, Handler, Cluster string
 	At                     time.Time
 	Settings               map[string]string
+	// Body is the whole request.
+	Body map[string]any
 }
 
 // Server is a running test extension.
@@ -120,6 +123,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, prefix), "/")
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var full map[string]any
+	_ = json.Unmarshal(raw, &full)
 	var body struct {
 		Kind     string            `json:"kind"`
 		Settings map[string]string `json:"settings"`
@@ -130,7 +140,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"metadata"`
 		} `json:"cluster"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	if err := json.Unmarshal(raw, &body); err != nil {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -170,7 +180,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown handler "+r.URL.Path+" for "+body.Kind, http.StatusNotFound)
 		return
 	}
-	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings})
+	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings, Body: full})
 	a := Answer{Status: string(hooksv1.ResponseStatusSuccess)}
 	if q := s.answers[hook]; len(q) > 0 {
 		a, s.answers[hook] = q[0], q[1:]
