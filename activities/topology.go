@@ -53,6 +53,12 @@ type UpgradeGate struct {
 	// ControlPlaneAcknowledged is the control plane version AfterControlPlaneUpgrade passed for;
 	// once the control plane reaches another version nothing moves further until it does.
 	ControlPlaneAcknowledged string `json:"controlPlaneAcknowledged"`
+	// ControlPlaneApproved is the version BeforeControlPlaneUpgrade allowed the control plane to
+	// move to; WorkersApproved the version BeforeWorkersUpgrade allowed the pools to move to;
+	// WorkersAcknowledged the version AfterWorkersUpgrade passed for.
+	ControlPlaneApproved string `json:"controlPlaneApproved,omitempty"`
+	WorkersApproved      string `json:"workersApproved,omitempty"`
+	WorkersAcknowledged  string `json:"workersAcknowledged,omitempty"`
 }
 
 // ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.

@@ -18,8 +18,10 @@ type UpgradeSummary struct {
 	Reached string `json:"reached"`
 	// Stable: the control plane is not provisioning, scaling or rolling out.
 	Stable bool `json:"stable"`
-	// HeldBy names the hook holding version moves ("BeforeClusterUpgrade", ...), if any.
+	// HeldBy names the hook holding version moves ("BeforeClusterUpgrade", ...), if any, and
+	// HeldVersion the version it is about (the next step, or the version reached).
 	HeldBy       string   `json:"heldBy,omitempty"`
+	HeldVersion  string   `json:"heldVersion,omitempty"`
 	ControlPlane string   `json:"controlPlane"`
 	Steps        []string `json:"steps,omitempty"`
 	Upgrading    []string `json:"upgrading,omitempty"`
@@ -64,26 +66,7 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 	if err != nil {
 		return nil, nil, err
 	}
-	heldBy := ""
-	if gate != nil && res.InProgress && in.ControlPlane.Exists {
-		switch {
-		case gate.ApprovedTarget != topo.Version:
-			heldBy = "BeforeClusterUpgrade"
-		case in.ControlPlane.Stable && in.ControlPlane.StatusVersion == in.ControlPlane.SpecVersion &&
-			in.ControlPlane.StatusVersion != gate.ControlPlaneAcknowledged:
-			heldBy = "AfterControlPlaneUpgrade"
-		}
-		if heldBy != "" {
-			// No part moves to a new version; pools that do not exist yet are still created.
-			res.ControlPlane = in.ControlPlane.SpecVersion
-			for _, p := range in.Pools {
-				if p.Exists {
-					res.Pools[p.Name] = p.Version
-				}
-			}
-			res.Upgrading, res.Pending = nil, nil
-		}
-	}
+	heldBy, heldVersion := gateVersions(gate, in, res)
 	l.input.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
 	if w := topo.Workers; w != nil {
 		for _, md := range w.MachineDeployments {
@@ -98,7 +81,7 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 	}
 	return &UpgradeSummary{
 		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
-		Stable: in.ControlPlane.Stable, HeldBy: heldBy, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
+		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,
 	}, res, nil
 }
@@ -140,4 +123,61 @@ func mpPool(name string, mp *v1beta1.MachinePool) upgrade.Pool {
 	_, p.Defer = mp.Annotations[labels.DeferUpgrade]
 	_, p.Hold = mp.Annotations[labels.HoldUpgradeSequence]
 	return p
+}
+
+// gateVersions holds version moves the upgrade hooks have not allowed yet, in Cluster API's order:
+// BeforeClusterUpgrade; per control plane step BeforeControlPlaneUpgrade, the step,
+// AfterControlPlaneUpgrade; when the workers move, BeforeWorkersUpgrade, the pools,
+// AfterWorkersUpgrade. It returns the hook that holds, and the version concerned.
+func gateVersions(gate *UpgradeGate, in upgrade.Input, res *upgrade.Result) (string, string) {
+	cp := in.ControlPlane
+	if gate == nil || !res.InProgress || !cp.Exists {
+		return "", ""
+	}
+	workersAt, workersMoving, workersDone := "", false, true
+	for _, p := range in.Pools {
+		if !p.Exists {
+			continue
+		}
+		if res.Pools[p.Name] != p.Version {
+			workersMoving, workersAt = true, res.Pools[p.Name]
+		}
+		if p.Version != gate.WorkersApproved || p.RollingOut {
+			workersDone = false
+		}
+	}
+	holdAll := func() {
+		res.ControlPlane = cp.SpecVersion
+		for _, p := range in.Pools {
+			if p.Exists {
+				res.Pools[p.Name] = p.Version
+			}
+		}
+		res.Upgrading, res.Pending = nil, nil
+	}
+	reached := cp.Stable && cp.StatusVersion == cp.SpecVersion
+	switch {
+	case gate.ApprovedTarget != in.Target:
+		holdAll()
+		return "BeforeClusterUpgrade", in.Target
+	case reached && cp.StatusVersion != gate.ControlPlaneAcknowledged:
+		holdAll()
+		return "AfterControlPlaneUpgrade", cp.StatusVersion
+	case gate.WorkersApproved != "" && gate.WorkersApproved != gate.WorkersAcknowledged && workersDone:
+		holdAll()
+		return "AfterWorkersUpgrade", gate.WorkersApproved
+	case res.ControlPlane != cp.SpecVersion && res.ControlPlane != gate.ControlPlaneApproved:
+		next := res.ControlPlane
+		holdAll()
+		return "BeforeControlPlaneUpgrade", next
+	case workersMoving && workersAt != gate.WorkersApproved:
+		for _, p := range in.Pools {
+			if p.Exists {
+				res.Pools[p.Name] = p.Version
+			}
+		}
+		res.Upgrading, res.Pending = nil, nil
+		return "BeforeWorkersUpgrade", workersAt
+	}
+	return "", ""
 }

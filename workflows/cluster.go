@@ -96,6 +96,11 @@ type Memory struct {
 	ControlPlaneAcknowledged string `json:"controlPlaneAcknowledged,omitempty"`
 	// UpgradeCompleted is the target AfterClusterUpgrade was called for (once per upgrade).
 	UpgradeCompleted string `json:"upgradeCompleted,omitempty"`
+	// ControlPlaneApproved, WorkersApproved and WorkersAcknowledged are the versions
+	// BeforeControlPlaneUpgrade, BeforeWorkersUpgrade and AfterWorkersUpgrade passed for.
+	ControlPlaneApproved string `json:"controlPlaneApproved,omitempty"`
+	WorkersApproved      string `json:"workersApproved,omitempty"`
+	WorkersAcknowledged  string `json:"workersAcknowledged,omitempty"`
 }
 
 // State is what the "state" query returns: where the Cluster's lifecycle stands.
@@ -381,26 +386,39 @@ func (r *clusterRun) gate(hooks bool) *activities.UpgradeGate {
 	if !hooks {
 		return nil
 	}
-	return &activities.UpgradeGate{ApprovedTarget: r.mem.ApprovedUpgrade, ControlPlaneAcknowledged: r.mem.ControlPlaneAcknowledged}
+	return &activities.UpgradeGate{
+		ApprovedTarget: r.mem.ApprovedUpgrade, ControlPlaneAcknowledged: r.mem.ControlPlaneAcknowledged,
+		ControlPlaneApproved: r.mem.ControlPlaneApproved, WorkersApproved: r.mem.WorkersApproved, WorkersAcknowledged: r.mem.WorkersAcknowledged,
+	}
 }
 
-// upgradeHooks runs the upgrade lifecycle hooks the apply reported as holding the upgrade:
-// BeforeClusterUpgrade before anything moves to a new target, AfterControlPlaneUpgrade each time
-// the control plane reaches a version, AfterClusterUpgrade once when all is at the target. ok is
-// false when no hook needed the pass.
+// upgradeHooks runs the upgrade lifecycle hooks the apply reported as holding the upgrade, in
+// Cluster API's order: BeforeClusterUpgrade before anything moves to a new target; per control
+// plane step BeforeControlPlaneUpgrade and AfterControlPlaneUpgrade; when the workers move
+// BeforeWorkersUpgrade and AfterWorkersUpgrade; AfterClusterUpgrade once when all is at the target
+// and settled. ok is false when no hook needed the pass.
 func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.ApplyResult) (passOutcome, bool) {
 	u, target, hasInfra := applied.Upgrade, applied.Version, applied.HasInfrastructure
 	// Complete means every part at the target and no pool still rolling out.
 	complete := u == nil && len(applied.RollingOut) == 0
 	call := activities.HookCall{Cluster: r.in.Cluster}
+	ours := r.mem.ApprovedUpgrade == target && r.mem.ApprovedUpgrade != ""
 	switch {
 	case u != nil && u.HeldBy == hooksv1.BeforeClusterUpgrade:
 		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion, call.ControlPlaneUpgrades = hooksv1.BeforeClusterUpgrade, u.From, u.Target, u.Steps
+	case u != nil && u.HeldBy == hooksv1.BeforeControlPlaneUpgrade:
+		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion = hooksv1.BeforeControlPlaneUpgrade, u.From, u.HeldVersion
 	case u != nil && u.HeldBy == hooksv1.AfterControlPlaneUpgrade:
-		call.Hook, call.KubernetesVersion = hooksv1.AfterControlPlaneUpgrade, u.Reached
-	case u == nil && r.mem.ApprovedUpgrade == target && r.mem.ControlPlaneAcknowledged != target && r.mem.ApprovedUpgrade != "":
+		call.Hook, call.KubernetesVersion = hooksv1.AfterControlPlaneUpgrade, u.HeldVersion
+	case u != nil && u.HeldBy == hooksv1.BeforeWorkersUpgrade:
+		call.Hook, call.ToKubernetesVersion = hooksv1.BeforeWorkersUpgrade, u.HeldVersion
+	case u != nil && u.HeldBy == hooksv1.AfterWorkersUpgrade:
+		call.Hook, call.KubernetesVersion = hooksv1.AfterWorkersUpgrade, u.HeldVersion
+	case u == nil && ours && r.mem.ControlPlaneAcknowledged != target:
 		// The last control plane step finished with nothing left to hold.
 		call.Hook, call.KubernetesVersion = hooksv1.AfterControlPlaneUpgrade, target
+	case complete && ours && r.mem.WorkersApproved != "" && r.mem.WorkersApproved != r.mem.WorkersAcknowledged:
+		call.Hook, call.KubernetesVersion = hooksv1.AfterWorkersUpgrade, r.mem.WorkersApproved
 	case complete && r.mem.ApprovedUpgrade == target && r.mem.UpgradeCompleted != target && r.mem.ApprovedUpgrade != "":
 		call.Hook, call.KubernetesVersion = hooksv1.AfterClusterUpgrade, target
 	default:
@@ -426,8 +444,15 @@ func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.Appl
 	switch call.Hook {
 	case hooksv1.BeforeClusterUpgrade:
 		r.mem.ApprovedUpgrade, r.mem.ControlPlaneAcknowledged, r.mem.UpgradeCompleted = u.Target, u.Reached, ""
+		r.mem.ControlPlaneApproved, r.mem.WorkersApproved, r.mem.WorkersAcknowledged = "", "", ""
+	case hooksv1.BeforeControlPlaneUpgrade:
+		r.mem.ControlPlaneApproved = call.ToKubernetesVersion
 	case hooksv1.AfterControlPlaneUpgrade:
 		r.mem.ControlPlaneAcknowledged = call.KubernetesVersion
+	case hooksv1.BeforeWorkersUpgrade:
+		r.mem.WorkersApproved = call.ToKubernetesVersion
+	case hooksv1.AfterWorkersUpgrade:
+		r.mem.WorkersAcknowledged = call.KubernetesVersion
 	case hooksv1.AfterClusterUpgrade:
 		r.mem.UpgradeCompleted = target
 	}

@@ -427,21 +427,21 @@ func TestUpgradeHookSequence(t *testing.T) {
 		case 0: // the version was bumped: held until BeforeClusterUpgrade
 			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", Stable: true, Steps: []string{"v1.32.4", "v1.33.1"}}
 			if in.Gate.ApprovedTarget != "v1.33.1" {
-				res.Upgrade.HeldBy = hooksv1.BeforeClusterUpgrade
+				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.BeforeClusterUpgrade, "v1.33.1"
 			} else {
 				phase = 1
 			}
 		case 1: // the control plane reached v1.32.4
 			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.32.4", Reached: "v1.32.4", Stable: true, Steps: []string{"v1.33.1"}}
 			if in.Gate.ControlPlaneAcknowledged != "v1.32.4" {
-				res.Upgrade.HeldBy = hooksv1.AfterControlPlaneUpgrade
+				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.AfterControlPlaneUpgrade, "v1.32.4"
 			} else {
 				phase = 2
 			}
 		case 2: // reached the target; workers move
 			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.33.1", Reached: "v1.33.1", Stable: true}
 			if in.Gate.ControlPlaneAcknowledged != "v1.33.1" {
-				res.Upgrade.HeldBy = hooksv1.AfterControlPlaneUpgrade
+				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.AfterControlPlaneUpgrade, "v1.33.1"
 			} else {
 				phase = 3
 			}

@@ -21,7 +21,8 @@ import (
 // end, against a real HTTPS extension. Hook calls and version changes interleave in order.
 func TestUpgradeHooks(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	ext, err := extension.Start(hooksv1.BeforeClusterUpgrade, hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade)
+	ext, err := extension.Start(hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade,
+		hooksv1.BeforeWorkersUpgrade, hooksv1.AfterWorkersUpgrade, hooksv1.AfterClusterUpgrade)
 	require.NoError(t, err)
 	t.Cleanup(ext.Close)
 	e.registerExtension(ext)
@@ -59,16 +60,28 @@ func TestUpgradeHooks(t *testing.T) {
 	assert.Equal(t, "v1.33.1", body["toKubernetesVersion"])
 	assert.Equal(t, []any{map[string]any{"version": "v1.32.4"}, map[string]any{"version": "v1.33.1"}}, body["controlPlaneUpgrades"])
 
-	var afterCP []string
-	afterCPAt := map[string]time.Time{}
-	for _, call := range ext.Calls(hooksv1.AfterControlPlaneUpgrade) {
+	// Every hook call, in order, with the version it was about (repeats while blocked folded).
+	var order []string
+	at := map[string]time.Time{}
+	for _, call := range ext.Calls("") {
 		v, _ := call.Body["kubernetesVersion"].(string)
-		if len(afterCP) == 0 || afterCP[len(afterCP)-1] != v {
-			afterCP = append(afterCP, v)
-			afterCPAt[v] = call.At
+		if v == "" {
+			v, _ = call.Body["toKubernetesVersion"].(string)
+		}
+		key := call.Hook + "(" + v + ")"
+		if len(order) == 0 || order[len(order)-1] != key {
+			order = append(order, key)
+			at[key] = call.At
 		}
 	}
-	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, afterCP, "AfterControlPlaneUpgrade after each control plane step")
+	assert.Equal(t, []string{
+		"BeforeClusterUpgrade(v1.33.1)",
+		"BeforeControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.32.4)",
+		"BeforeControlPlaneUpgrade(v1.33.1)", "AfterControlPlaneUpgrade(v1.33.1)",
+		"BeforeWorkersUpgrade(v1.33.1)", "AfterWorkersUpgrade(v1.33.1)",
+		"AfterClusterUpgrade(v1.33.1)",
+	}, order, "Cluster API's hook order over a chained upgrade")
+	afterCPAt := map[string]time.Time{"v1.32.4": at["AfterControlPlaneUpgrade(v1.32.4)"], "v1.33.1": at["AfterControlPlaneUpgrade(v1.33.1)"]}
 
 	var cp []provider.Transition
 	var pools []provider.Transition
@@ -90,5 +103,7 @@ func TestUpgradeHooks(t *testing.T) {
 	afterCluster := ext.Calls(hooksv1.AfterClusterUpgrade)
 	require.Len(t, afterCluster, 1, "AfterClusterUpgrade once")
 	assert.True(t, afterCluster[0].At.After(pools[len(pools)-1].At), "AfterClusterUpgrade after the last pool")
+	assert.True(t, at["BeforeWorkersUpgrade(v1.33.1)"].Before(pools[0].At), "BeforeWorkersUpgrade before the first pool")
+	assert.True(t, at["AfterWorkersUpgrade(v1.33.1)"].After(pools[len(pools)-1].At), "AfterWorkersUpgrade after the last pool")
 	assert.Equal(t, "v1.33.1", afterCluster[0].Body["kubernetesVersion"])
 }
