@@ -342,7 +342,10 @@ func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
 			*cur.Spec.Template.Spec.Version != decided.Pools[md.TopologyName] {
 			continue
 		}
-		md.Object = cur.DeepCopy()
+		// The spec waits (it would roll machines out); the object's own metadata does not.
+		held := cur.DeepCopy()
+		held.Labels, held.Annotations = md.Object.Labels, md.Object.Annotations
+		md.Object = held
 		for _, t := range []**unstructured.Unstructured{&md.BootstrapTemplate, &md.InfraTemplate} {
 			if kept := l.input.Current.Templates[desired.RefKey(withNamespace(refOf(*t, cur), l.cluster.Namespace))]; kept != nil {
 				*t = desired.Intent(kept)
@@ -353,7 +356,9 @@ func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
 		mp := &state.MachinePools[i]
 		if cur := l.input.Current.MachinePools[mp.TopologyName]; cur != nil && decided.Pools[mp.TopologyName] != target &&
 			cur.Spec.Template.Spec.Version != nil && *cur.Spec.Template.Spec.Version == decided.Pools[mp.TopologyName] {
-			mp.Object = cur.DeepCopy()
+			held := cur.DeepCopy()
+			held.Labels, held.Annotations = mp.Object.Labels, mp.Object.Annotations
+			mp.Object = held
 		}
 	}
 }

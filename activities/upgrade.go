@@ -54,12 +54,35 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 			in.ControlPlane.SpecVersion = topo.Version
 		}
 	}
+	// defer-upgrade and hold-upgrade-sequence are read from the topology (and the class's pool
+	// metadata), the user's point of control; the object's own annotations may be stale while the
+	// pool is held back.
+	flags := func(classMeta, topoMeta v1beta1.ObjectMeta) (deferred, held bool) {
+		for _, m := range []map[string]string{classMeta.Annotations, topoMeta.Annotations} {
+			_, d := m[labels.DeferUpgrade]
+			_, h := m[labels.HoldUpgradeSequence]
+			deferred, held = deferred || d, held || h
+		}
+		return deferred, held
+	}
 	if w := topo.Workers; w != nil {
 		for _, md := range w.MachineDeployments {
-			in.Pools = append(in.Pools, mdPool(md.Name, l.input.Current.MachineDeployments[md.Name]))
+			p := mdPool(md.Name, l.input.Current.MachineDeployments[md.Name])
+			var classMeta v1beta1.ObjectMeta
+			if c := l.class.MachineDeploymentClass(md.Class); c != nil {
+				classMeta = c.Template.Metadata
+			}
+			p.Defer, p.Hold = flags(classMeta, md.Metadata)
+			in.Pools = append(in.Pools, p)
 		}
 		for _, mp := range w.MachinePools {
-			in.Pools = append(in.Pools, mpPool(mp.Name, l.input.Current.MachinePools[mp.Name]))
+			p := mpPool(mp.Name, l.input.Current.MachinePools[mp.Name])
+			var classMeta v1beta1.ObjectMeta
+			if c := l.class.MachinePoolClass(mp.Class); c != nil {
+				classMeta = c.Template.Metadata
+			}
+			p.Defer, p.Hold = flags(classMeta, mp.Metadata)
+			in.Pools = append(in.Pools, p)
 		}
 	}
 	res, err := upgrade.Compute(in)
@@ -101,8 +124,6 @@ func mdPool(name string, md *v1beta1.MachineDeployment) upgrade.Pool {
 	}
 	s := md.Status
 	p.RollingOut = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
-	_, p.Defer = md.Annotations[labels.DeferUpgrade]
-	_, p.Hold = md.Annotations[labels.HoldUpgradeSequence]
 	return p
 }
 
@@ -120,8 +141,6 @@ func mpPool(name string, mp *v1beta1.MachinePool) upgrade.Pool {
 		want = *mp.Spec.Replicas
 	}
 	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
-	_, p.Defer = mp.Annotations[labels.DeferUpgrade]
-	_, p.Hold = mp.Annotations[labels.HoldUpgradeSequence]
 	return p
 }
 

@@ -296,8 +296,8 @@ func assertRunning(t *testing.T, id string) {
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.WorkflowExecutionInfo.Status, "workflow %s", id)
 }
 
-// updateTopology applies the Cluster's spec.topology as the test's field manager (the same
-// manager that created it, so removed list entries are removed).
+// updateTopology applies the Cluster's spec.topology and annotations as the test's field manager
+// (the same manager that created it, so what is left out is removed).
 func (e *env) updateTopology(c *clusterv1.Cluster) {
 	e.t.Helper()
 	u, err := desired.ToIntent(c)
@@ -309,6 +309,9 @@ func (e *env) updateTopology(c *clusterv1.Cluster) {
 		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace},
 		"spec":     map[string]any{"topology": topo},
 	}}
+	if len(c.Annotations) > 0 {
+		obj.SetAnnotations(c.Annotations)
+	}
 	_, err = kc.Apply(e.ctx, obj, "integration-test")
 	require.NoError(e.t, err)
 }

@@ -82,3 +82,71 @@ func poolOf(tr provider.Transition) string {
 	}
 	return strings.Join(parts[1:len(parts)-1], "-")
 }
+
+// TestUpgradeConcurrencyAndDefer: with upgrade-concurrency 2 on the Cluster, two pools upgrade at
+// once; a pool annotated defer-upgrade stays at its version (and does not hold the others) until
+// the annotation is removed.
+func TestUpgradeConcurrencyAndDefer(t *testing.T) {
+	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 2 * time.Second}})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			u.SetAnnotations(map[string]string{"topology.cluster.x-k8s.io/upgrade-concurrency": "2"})
+			mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", "machineDeployments")
+			md1 := mds[1].(map[string]any)
+			md1["metadata"] = map[string]any{"labels": map[string]any{"pool": "deferred-one"},
+				"annotations": map[string]any{"topology.cluster.x-k8s.io/defer-upgrade": ""}}
+			require.NoError(t, unstructured.SetNestedSlice(u.Object, mds, "spec", "topology", "workers", "machineDeployments"))
+		}
+	})
+	e.waitReconciled("demo", 90*time.Second)
+
+	c := e.cluster("demo")
+	c.Spec.Topology.Version = "v1.32.0"
+	e.updateTopology(c)
+	e.eventually(90*time.Second, "md-0 and mp-0 upgraded, md-1 deferred", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		msg := ""
+		if cond != nil {
+			msg = cond.Message
+		}
+		at := map[string]bool{}
+		for _, tr := range e.sim.Transitions() {
+			if tr.Version == "v1.32.0" {
+				at[poolOf(tr)] = true
+			}
+		}
+		return at["md-0"] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade deferred: md-1"), fmt.Sprintf("%v %q", at, msg)
+	})
+	var md0, mp0 provider.Transition
+	for _, tr := range e.sim.Transitions() {
+		switch {
+		case tr.Version != "v1.32.0":
+		case poolOf(tr) == "md-0":
+			md0 = tr
+		case poolOf(tr) == "mp-0":
+			mp0 = tr
+		case poolOf(tr) == "md-1":
+			t.Fatalf("md-1 upgraded while deferred")
+		}
+	}
+	gap := md0.At.Sub(mp0.At)
+	if gap < 0 {
+		gap = -gap
+	}
+	assert.Less(t, gap, 1500*time.Millisecond, "with concurrency 2 the two pools rolled out together (rollouts take 2s)")
+
+	// Lift the deferral: md-1 follows.
+	c = e.cluster("demo")
+	c.Spec.Topology.Workers.MachineDeployments[1].Metadata.Annotations = nil
+	e.updateTopology(c)
+	e.eventually(60*time.Second, "md-1 upgraded once no longer deferred", func() (bool, string) {
+		for _, tr := range e.sim.Transitions() {
+			if tr.Version == "v1.32.0" && poolOf(tr) == "md-1" {
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+	e.waitReconciled("demo", 60*time.Second)
+}
