@@ -346,6 +346,7 @@ func TestPause(t *testing.T) {
 
 	c := e.cluster("demo")
 	c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr(int32(7))
+	delete(c.Annotations, labels.Paused) // the pause belongs to the other field manager
 	e.updateTopology(c)
 	time.Sleep(3 * time.Second)
 	md := e.machineDeployments("demo")["md-0"]
