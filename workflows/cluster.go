@@ -333,20 +333,9 @@ func UpgradeMessage(u *activities.UpgradeSummary) string {
 func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOutcome {
 	r.deleting = true
 	if hooks && !r.mem.DeleteHookPassed {
-		out, err := r.callHook(ctx, hooksv1.BeforeClusterDelete)
-		switch {
-		case err != nil:
-			r.state.LastError = err.Error()
-			return waiting
-		case out.ClusterGone:
-			return finished
-		}
-		if msg, blocked := r.blocking(hooksv1.BeforeClusterDelete, out); blocked {
-			if prov, ok := r.observe(ctx, hasInfra); ok {
-				r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonDeleting, clusterv1.ConditionSeverityInfo, msg))
-			}
-			r.setStep(ctx, "hook BeforeClusterDelete", msg)
-			return waiting
+		call := activities.HookCall{Cluster: r.in.Cluster, Hook: hooksv1.BeforeClusterDelete}
+		if outcome, passed := r.runBlockingHook(ctx, call, status.ReasonDeleting, "", hasInfra); !passed {
+			return outcome
 		}
 		r.mem.DeleteHookPassed = true
 	}
@@ -424,22 +413,8 @@ func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.Appl
 	default:
 		return 0, false
 	}
-	r.setStep(ctx, "hook "+call.Hook, "")
-	var out activities.HookOutcome
-	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out); err != nil {
-		r.state.LastError = err.Error()
-		return waiting, true
-	}
-	if out.ClusterGone {
-		return finished, true
-	}
-	if msg, blocked := r.blocking(call.Hook, &out); blocked {
-		if prov, ok := r.observe(ctx, hasInfra); ok {
-			r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo,
-				"Cluster is upgrading to "+target+"\n  * "+msg))
-		}
-		r.setStep(ctx, "hook "+call.Hook, msg)
-		return waiting, true
+	if outcome, passed := r.runBlockingHook(ctx, call, status.ReasonClusterUpgrading, "Cluster is upgrading to "+target+"\n  * ", hasInfra); !passed {
+		return outcome, true
 	}
 	switch call.Hook {
 	case hooksv1.BeforeClusterUpgrade:
@@ -461,26 +436,39 @@ func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.Appl
 
 // beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).
 func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
-	out, err := r.callHook(ctx, hooksv1.BeforeClusterCreate)
-	switch {
-	case err != nil:
-		r.state.LastError = err.Error()
-		return waiting
-	case out.ClusterGone:
-		return finished
-	}
-	if msg, blocked := r.blocking(hooksv1.BeforeClusterCreate, out); blocked {
-		prov, ok := r.observe(ctx, false)
-		if !ok {
-			return finished
-		}
-		r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, status.ReasonClusterCreating, clusterv1.ConditionSeverityInfo, msg))
-		r.setStep(ctx, "hook BeforeClusterCreate", msg)
-		return waiting
+	call := activities.HookCall{Cluster: r.in.Cluster, Hook: hooksv1.BeforeClusterCreate}
+	if outcome, passed := r.runBlockingHook(ctx, call, status.ReasonClusterCreating, "", false); !passed {
+		return outcome
 	}
 	r.mem.CreateHookPassed = true
 	r.mem.AfterControlPlaneInitializedPending = true
 	return again
+}
+
+// runBlockingHook calls a blocking lifecycle hook. When the hook does not let the step go on, the
+// Cluster's TopologyReconciled condition says why (with the given reason and message prefix) and
+// the returned outcome is what the pass should end with.
+func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookCall, reason, prefix string, hasInfra bool) (passOutcome, bool) {
+	r.setStep(ctx, "hook "+call.Hook, "")
+	var out activities.HookOutcome
+	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out); err != nil {
+		r.state.LastError = err.Error()
+		return waiting, false
+	}
+	if out.ClusterGone {
+		return finished, false
+	}
+	msg, blocked := r.blocking(call.Hook, &out)
+	if !blocked {
+		return again, true
+	}
+	prov, ok := r.observe(ctx, hasInfra)
+	if !ok {
+		return finished, false
+	}
+	r.writeStatus(ctx, 0, prov, status.False(status.TopologyReconciled, reason, clusterv1.ConditionSeverityInfo, prefix+msg))
+	r.setStep(ctx, "hook "+call.Hook, msg)
+	return waiting, false
 }
 
 // callHook runs a lifecycle hook; its request outcome is in the activity's result (history).

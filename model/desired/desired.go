@@ -437,66 +437,105 @@ func (c *computer) addTarget(role patches.Role, class string, s *slot, overrides
 	return nil
 }
 
+// pool describes, for planPool, one worker pool of either kind.
+type pool struct {
+	kind           string // "machineDeployment" or "machinePool": builtin key and name seed key
+	topologyName   string
+	class          string
+	classField     string // the class's field path, for errors
+	bootstrapRef   *corev1.ObjectReference
+	infraRef       *corev1.ObjectReference
+	namingTemplate *string
+	defaultName    string
+	namesInput     names.Input
+	metadata       clusterv1.ObjectMeta // class template metadata merged with the topology's
+	replicas       *int32
+	variables      []clusterv1.ClusterVariable
+	roles          [2]patches.Role // bootstrap, infrastructure
+	// current names (empty for a new pool)
+	currentName, currentBootstrap, currentInfra string
+}
+
+// planPool names a pool and its templates (existing names kept), computes its builtins and
+// registers its two templates for patching.
+func (c *computer) planPool(p pool, version string, cb map[string]any) (name string, bootstrap, infra *slot, err error) {
+	bootstrap, infra = &slot{name: p.currentBootstrap}, &slot{name: p.currentInfra}
+	if bootstrap.template, err = c.template(p.bootstrapRef, p.classField+".template.bootstrap.ref"); err != nil {
+		return "", nil, nil, err
+	}
+	if infra.template, err = c.template(p.infraRef, p.classField+".template.infrastructure.ref"); err != nil {
+		return "", nil, nil, err
+	}
+	// Cluster API's names package: "<cluster>-<pool>-" for both templates of a pool.
+	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, p.topologyName)
+	key := p.kind + "/" + p.topologyName
+	if bootstrap.name == "" {
+		bootstrap.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/bootstrap"))
+	}
+	if infra.name == "" {
+		infra.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/infrastructure"))
+	}
+	name = p.currentName
+	if name == "" {
+		tmpl := ""
+		if p.namingTemplate != nil {
+			tmpl = *p.namingTemplate
+		}
+		if name, err = names.FromTemplate(tmpl, p.defaultName, p.namesInput, c.in.Names.For(key)); err != nil {
+			return "", nil, nil, fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), p.classField, err)
+		}
+	}
+	b := map[string]any{
+		"version": version, "class": p.class, "name": name, "topologyName": p.topologyName,
+		"bootstrap":         map[string]any{"configRef": map[string]any{"name": bootstrap.name}},
+		"infrastructureRef": map[string]any{"name": infra.name},
+	}
+	if len(p.metadata.Labels)+len(p.metadata.Annotations) > 0 {
+		b["metadata"] = metaToMap(p.metadata)
+	}
+	if p.replicas != nil {
+		b["replicas"] = int64(*p.replicas)
+	}
+	builtins := map[string]any{"cluster": cb, p.kind: b}
+	if err := c.addTarget(p.roles[0], p.class, bootstrap, p.variables, builtins); err != nil {
+		return "", nil, nil, err
+	}
+	if err := c.addTarget(p.roles[1], p.class, infra, p.variables, builtins); err != nil {
+		return "", nil, nil, err
+	}
+	return name, bootstrap, infra, nil
+}
+
 func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
 	mdClass := c.class.MachineDeploymentClass(topo.Class)
 	if mdClass == nil {
 		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machineDeployments[%d].class: MachineDeploymentClass %q is not defined in ClusterClass %s",
 			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
 	}
-	s := &mdSlots{topo: topo, class: mdClass, current: c.in.Current.MachineDeployments[topo.Name], bootstrap: &slot{}, infra: &slot{}}
+	s := &mdSlots{topo: topo, class: mdClass, current: c.in.Current.MachineDeployments[topo.Name]}
 	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
-	var err error
-	if s.bootstrap.template, err = c.template(mdClass.Template.Bootstrap.Ref, mdClassField(mdClass.Class)+".template.bootstrap.ref"); err != nil {
-		return err
+	p := pool{
+		kind: "machineDeployment", topologyName: topo.Name, class: topo.Class, classField: mdClassField(mdClass.Class),
+		bootstrapRef: mdClass.Template.Bootstrap.Ref, infraRef: mdClass.Template.Infrastructure.Ref,
+		defaultName: names.DefaultMachineDeploymentTemplate,
+		namesInput:  names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name},
+		metadata:    mergeMeta(mdClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		roles: [2]patches.Role{patches.MachineDeploymentBootstrap, patches.MachineDeploymentInfrastructure},
 	}
-	if s.infra.template, err = c.template(mdClass.Template.Infrastructure.Ref, mdClassField(mdClass.Class)+".template.infrastructure.ref"); err != nil {
-		return err
+	if ns := mdClass.NamingStrategy; ns != nil {
+		p.namingTemplate = ns.Template
+	}
+	if topo.Variables != nil {
+		p.variables = topo.Variables.Overrides
 	}
 	if cur := s.current; cur != nil {
-		s.name = cur.Name
+		p.currentName, p.currentInfra = cur.Name, cur.Spec.Template.Spec.InfrastructureRef.Name
 		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-			s.bootstrap.name = ref.Name
-		}
-		s.infra.name = cur.Spec.Template.Spec.InfrastructureRef.Name
-	}
-	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
-	key := "machineDeployment/" + topo.Name
-	if s.bootstrap.name == "" {
-		s.bootstrap.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/bootstrap"))
-	}
-	if s.infra.name == "" {
-		s.infra.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/infrastructure"))
-	}
-	if s.name == "" {
-		tmpl := ""
-		if mdClass.NamingStrategy != nil && mdClass.NamingStrategy.Template != nil {
-			tmpl = *mdClass.NamingStrategy.Template
-		}
-		if s.name, err = names.FromTemplate(tmpl, names.DefaultMachineDeploymentTemplate,
-			names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name}, c.in.Names.For(key)); err != nil {
-			return fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), mdClassField(mdClass.Class), err)
+			p.currentBootstrap = ref.Name
 		}
 	}
-	b := map[string]any{
-		"version": s.version, "class": topo.Class, "name": s.name, "topologyName": topo.Name,
-		"bootstrap":         map[string]any{"configRef": map[string]any{"name": s.bootstrap.name}},
-		"infrastructureRef": map[string]any{"name": s.infra.name},
-	}
-	if meta := mergeMeta(mdClass.Template.Metadata, topo.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
-		b["metadata"] = metaToMap(meta)
-	}
-	if topo.Replicas != nil {
-		b["replicas"] = int64(*topo.Replicas)
-	}
-	var overrides []clusterv1.ClusterVariable
-	if topo.Variables != nil {
-		overrides = topo.Variables.Overrides
-	}
-	builtins := map[string]any{"cluster": cb, "machineDeployment": b}
-	if err := c.addTarget(patches.MachineDeploymentBootstrap, topo.Class, s.bootstrap, overrides, builtins); err != nil {
-		return err
-	}
-	if err := c.addTarget(patches.MachineDeploymentInfrastructure, topo.Class, s.infra, overrides, builtins); err != nil {
+	var err error
+	if s.name, s.bootstrap, s.infra, err = c.planPool(p, s.version, cb); err != nil {
 		return err
 	}
 	c.mds = append(c.mds, s)
@@ -509,60 +548,30 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machinePools[%d].class: MachinePoolClass %q is not defined in ClusterClass %s",
 			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
 	}
-	s := &mpSlots{topo: topo, class: mpClass, current: c.in.Current.MachinePools[topo.Name], bootstrap: &slot{}, infra: &slot{}}
+	s := &mpSlots{topo: topo, class: mpClass, current: c.in.Current.MachinePools[topo.Name]}
 	s.version = c.version(c.in.Versions.MachinePools[topo.Name])
-	var err error
-	if s.bootstrap.template, err = c.template(mpClass.Template.Bootstrap.Ref, mpClassField(mpClass.Class)+".template.bootstrap.ref"); err != nil {
-		return err
+	p := pool{
+		kind: "machinePool", topologyName: topo.Name, class: topo.Class, classField: mpClassField(mpClass.Class),
+		bootstrapRef: mpClass.Template.Bootstrap.Ref, infraRef: mpClass.Template.Infrastructure.Ref,
+		defaultName: names.DefaultMachinePoolTemplate,
+		namesInput:  names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name},
+		metadata:    mergeMeta(mpClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		roles: [2]patches.Role{patches.MachinePoolBootstrap, patches.MachinePoolInfrastructure},
 	}
-	if s.infra.template, err = c.template(mpClass.Template.Infrastructure.Ref, mpClassField(mpClass.Class)+".template.infrastructure.ref"); err != nil {
-		return err
+	if ns := mpClass.NamingStrategy; ns != nil {
+		p.namingTemplate = ns.Template
+	}
+	if topo.Variables != nil {
+		p.variables = topo.Variables.Overrides
 	}
 	if cur := s.current; cur != nil {
-		s.name = cur.Name
+		p.currentName, p.currentInfra = cur.Name, cur.Spec.Template.Spec.InfrastructureRef.Name
 		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-			s.bootstrap.name = ref.Name
-		}
-		s.infra.name = cur.Spec.Template.Spec.InfrastructureRef.Name
-	}
-	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
-	key := "machinePool/" + topo.Name
-	if s.bootstrap.name == "" {
-		s.bootstrap.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/bootstrap"))
-	}
-	if s.infra.name == "" {
-		s.infra.name = names.WithRandomSuffix(prefix, c.in.Names.For(key+"/infrastructure"))
-	}
-	if s.name == "" {
-		tmpl := ""
-		if mpClass.NamingStrategy != nil && mpClass.NamingStrategy.Template != nil {
-			tmpl = *mpClass.NamingStrategy.Template
-		}
-		if s.name, err = names.FromTemplate(tmpl, names.DefaultMachinePoolTemplate,
-			names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name}, c.in.Names.For(key)); err != nil {
-			return fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), mpClassField(mpClass.Class), err)
+			p.currentBootstrap = ref.Name
 		}
 	}
-	b := map[string]any{
-		"version": s.version, "class": topo.Class, "name": s.name, "topologyName": topo.Name,
-		"bootstrap":         map[string]any{"configRef": map[string]any{"name": s.bootstrap.name}},
-		"infrastructureRef": map[string]any{"name": s.infra.name},
-	}
-	if meta := mergeMeta(mpClass.Template.Metadata, topo.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
-		b["metadata"] = metaToMap(meta)
-	}
-	if topo.Replicas != nil {
-		b["replicas"] = int64(*topo.Replicas)
-	}
-	var overrides []clusterv1.ClusterVariable
-	if topo.Variables != nil {
-		overrides = topo.Variables.Overrides
-	}
-	builtins := map[string]any{"cluster": cb, "machinePool": b}
-	if err := c.addTarget(patches.MachinePoolBootstrap, topo.Class, s.bootstrap, overrides, builtins); err != nil {
-		return err
-	}
-	if err := c.addTarget(patches.MachinePoolInfrastructure, topo.Class, s.infra, overrides, builtins); err != nil {
+	var err error
+	if s.name, s.bootstrap, s.infra, err = c.planPool(p, s.version, cb); err != nil {
 		return err
 	}
 	c.mps = append(c.mps, s)
