@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
@@ -77,4 +79,31 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 			"status", c.Status, "retryAfterSeconds", c.RetryAfterSeconds, "error", c.Error, "ignored", c.Ignored)
 	}
 	return &HookOutcome{Result: *res}, nil
+}
+
+// PendingHooksInput is the set of after-hooks a Cluster is still owed.
+type PendingHooksInput struct {
+	Cluster ClusterRef `json:"cluster"`
+	Hooks   []string   `json:"hooks,omitempty"`
+}
+
+// pendingHooksFieldManager owns the pending-hooks annotation, so an empty set removes it.
+const pendingHooksFieldManager = "topoflow-pending-hooks"
+
+// SetPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation (comma separated,
+// as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
+func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
+	obj := clusterShell(&clusterv1.Cluster{})
+	obj.SetName(in.Cluster.Name)
+	obj.SetNamespace(in.Cluster.Namespace)
+	if len(in.Hooks) > 0 {
+		obj.SetAnnotations(map[string]string{runtimev1.PendingHooksAnnotation: strings.Join(in.Hooks, ",")})
+	}
+	if _, err := a.Kube.Apply(ctx, obj, pendingHooksFieldManager); err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	return nil
 }

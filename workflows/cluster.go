@@ -148,6 +148,9 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		r.drain(ctx, events)
 		outcome := r.pass(ctx)
 		r.state.Passes++
+		if outcome != finished {
+			r.syncPendingHooks(ctx)
+		}
 		switch outcome {
 		case finished:
 			r.setStep(ctx, "finished", "")
@@ -181,6 +184,8 @@ type clusterRun struct {
 	mem      Memory
 	// nextWait overrides the next wait (a hook's retryAfterSeconds).
 	nextWait time.Duration
+	// pendingWritten is the pending-hooks annotation last written in this run (nil: not yet).
+	pendingWritten []string
 }
 
 var acts *activities.Activities
@@ -368,6 +373,41 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOu
 		return waiting
 	}
 	return finished
+}
+
+// pendingHooks are the after-hooks the Cluster is still owed, in Cluster API's order.
+func (m Memory) pendingHooks() []string {
+	out := []string{}
+	if m.AfterControlPlaneInitializedPending {
+		out = append(out, hooksv1.AfterControlPlaneInitialized)
+	}
+	if m.ApprovedUpgrade != "" && m.ControlPlaneAcknowledged != m.ApprovedUpgrade {
+		out = append(out, hooksv1.AfterControlPlaneUpgrade)
+	}
+	if m.ApprovedUpgrade != "" && m.UpgradeCompleted != m.ApprovedUpgrade {
+		out = append(out, hooksv1.AfterClusterUpgrade)
+	}
+	return out
+}
+
+// syncPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation equal to the hooks
+// still owed, writing only when the set changes (added after the hooks; histories recorded before
+// replay without it).
+func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, "pending-hooks-annotation", workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	want := r.mem.pendingHooks()
+	if r.pendingWritten != nil && strings.Join(want, ",") == strings.Join(r.pendingWritten, ",") {
+		return
+	}
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "pending hooks: "+orDash(strings.Join(want, ", "))), acts.SetPendingHooks,
+		activities.PendingHooksInput{Cluster: r.in.Cluster, Hooks: want}).Get(ctx, nil)
+	if err != nil {
+		r.state.LastError = err.Error()
+		return
+	}
+	r.pendingWritten = want
 }
 
 // gate is what the upgrade hooks allowed so far (nil: hooks not in use for this execution).

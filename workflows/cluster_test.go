@@ -37,7 +37,9 @@ type fakeWorld struct {
 	// hookAnswers are popped per call; an empty queue answers success.
 	hookAnswers map[string][]activities.HookOutcome
 	// hookTimes records the test clock at each hook call.
-	hookTimes   map[string][]time.Time
+	hookTimes map[string][]time.Time
+	// pending records every pending-hooks annotation written.
+	pending     [][]string
 	missing     string // non-empty: ApplyTopology fails with MissingDependency
 	infraReady  bool
 	cpInit      bool
@@ -128,6 +130,12 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 			return w.deleteStep(in), nil
 		}
 		return &activities.DeleteResult{}, nil
+	})
+	env.OnActivity(acts.SetPendingHooks, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingHooksInput) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.pending = append(w.pending, in.Hooks)
+		return nil
 	})
 	env.OnActivity(acts.CallLifecycleHook, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.HookCall) (*activities.HookOutcome, error) {
 		w.mu.Lock()
@@ -354,6 +362,8 @@ func TestBeforeClusterCreateBlocks(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
+	assert.Equal(t, [][]string{nil, {hooksv1.AfterControlPlaneInitialized}, nil}, w.pending,
+		"the pending-hooks annotation: empty, AfterControlPlaneInitialized owed once creation starts, then cleared")
 	times := w.hookTimes[hooksv1.BeforeClusterCreate]
 	require.Len(t, times, 3, "blocked twice, then passed")
 	assert.Equal(t, 30*time.Second, times[1].Sub(times[0]).Round(time.Second), "waited the 30s the hook asked")
@@ -415,6 +425,10 @@ func TestUpgradeHookSequence(t *testing.T) {
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
 	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
+	env.OnActivity(acts.SetPendingHooks, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingHooksInput) error {
+		w.pending = append(w.pending, in.Hooks)
+		return nil
+	})
 	var gates []activities.UpgradeGate
 	var hookCalls []activities.HookCall
 	phase := 0
@@ -475,4 +489,6 @@ func TestUpgradeHookSequence(t *testing.T) {
 	assert.Equal(t, "v1.33.1", hookCalls[0].ToKubernetesVersion)
 	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, hookCalls[0].ControlPlaneUpgrades)
 	assert.Equal(t, activities.UpgradeGate{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, gates[len(gates)-1])
+	assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade}, {hooksv1.AfterClusterUpgrade}, nil}, w.pending,
+		"pending-hooks annotation follows the upgrade")
 }

@@ -41,7 +41,11 @@ func TestUpgradeHooks(t *testing.T) {
 	c.Spec.Topology.Version = "v1.33.1"
 	e.updateTopology(c)
 
+	sawPending := ""
 	e.eventually(120*time.Second, "upgrade done and AfterClusterUpgrade called", func() (bool, string) {
+		if v := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]; v != "" {
+			sawPending = v
+		}
 		n := 0
 		for _, tr := range e.sim.Transitions() {
 			if tr.Version == "v1.33.1" {
@@ -49,6 +53,12 @@ func TestUpgradeHooks(t *testing.T) {
 			}
 		}
 		return n == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%d parts at v1.33.1, calls %d", n, len(ext.Calls("")))
+	})
+
+	assert.Contains(t, sawPending, "AfterClusterUpgrade", "the pending-hooks annotation showed the hooks owed during the upgrade")
+	e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
+		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
+		return !ok, v
 	})
 
 	before := ext.Calls(hooksv1.BeforeClusterUpgrade)
