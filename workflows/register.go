@@ -15,5 +15,6 @@ type Registry interface {
 // Register adds topoflow's workflows and activities to a worker.
 func Register(r Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
+	r.RegisterWorkflowWithOptions(ReconcileObject, workflow.RegisterOptions{Name: ReconcileObjectWorkflowType})
 	r.RegisterActivity(a)
 }

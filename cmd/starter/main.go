@@ -76,5 +76,5 @@ func runWatch(args []string) error {
 		return err
 	}
 	defer conn.Temporal.Close()
-	return watcher.New(conn.Kube, conn.Temporal, watcher.Options{TaskQueue: *taskQueue, Namespace: *watchNS, Resync: *resync}, log).Run(ctx)
+	return watcher.New(conn.Kube, conn.Temporal, watcher.Options{TaskQueue: *taskQueue, Namespace: *watchNS, Resync: *resync, ExtensionConfigs: true}, log).Run(ctx)
 }

@@ -94,6 +94,13 @@ func (s *Server) BlockFor(hook string, d time.Duration, message string) {
 	s.blocked[hook] = blockUntil{until: time.Now().Add(d), message: message}
 }
 
+// SetHooks changes the hooks the server serves (what its next discovery reports).
+func (s *Server) SetHooks(hooks ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hooks = hooks
+}
+
 // SetFailurePolicy sets the failurePolicy discovery reports for a hook's handler.
 func (s *Server) SetFailurePolicy(hook string, p runtimev1.FailurePolicy) {
 	s.mu.Lock()

@@ -87,6 +87,8 @@ type env struct {
 type envOptions struct {
 	sim    provider.Options
 	timing workflows.Timing
+	// extensionConfigs turns on the watcher's cluster-wide ExtensionConfig watch.
+	extensionConfigs bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -117,7 +119,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.timing.WaitResync == 0 {
 		o.timing.WaitResync = 20 * time.Second
 	}
-	wt := watcher.New(kc, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing}, log.With("component", "watcher"))
+	wt := watcher.New(kc, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs}, log.With("component", "watcher"))
 	go func() { _ = wt.Run(ctx) }()
 
 	t.Cleanup(func() {

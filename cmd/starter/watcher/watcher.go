@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -43,6 +44,9 @@ type Options struct {
 	Timing workflows.Timing
 	// Workers is how many signals may be in flight at once (default 4).
 	Workers int
+	// ExtensionConfigs turns on the (cluster-wide) watch of ExtensionConfigs, which re-runs
+	// discovery whenever one changes.
+	ExtensionConfigs bool
 }
 
 // Watcher watches the API server and drives the Cluster workflows.
@@ -52,7 +56,9 @@ type Watcher struct {
 	opts     Options
 	log      *slog.Logger
 
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue workqueue.TypedRateLimitingInterface[string]
+	// objects queues registry objects (ClusterClasses, ExtensionConfigs) whose status to refresh.
+	objects  workqueue.TypedRateLimitingInterface[activities.ObjectRef]
 	mu       sync.Mutex
 	sources  map[string]string // cluster key -> where the last change was seen
 	watching map[schema.GroupVersionResource]bool
@@ -86,6 +92,9 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "clusters"}),
+		objects: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[activities.ObjectRef](500*time.Millisecond, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[activities.ObjectRef]{Name: "objects"}),
 		sources:       map[string]string{},
 		watching:      map[schema.GroupVersionResource]bool{},
 		templateUsers: map[string]map[string]bool{},
@@ -99,6 +108,7 @@ const classIndex = "class"
 func (w *Watcher) Run(ctx context.Context) error {
 	w.ctx = ctx
 	defer w.queue.ShutDown()
+	defer w.objects.ShutDown()
 	ns := w.opts.Namespace
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync, ns, nil)
 	w.owned = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, 0, ns, func(o *metav1.ListOptions) {
@@ -133,10 +143,27 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	classes := factory.ForResource(kube.ClusterClasses).Informer()
 	if _, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    w.onClass,
-		UpdateFunc: func(_, obj any) { w.onClass(obj) },
+		AddFunc:    func(obj any) { w.onClass(nil, obj) },
+		UpdateFunc: w.onClass,
 	}); err != nil {
 		return err
+	}
+	var extFactory dynamicinformer.DynamicSharedInformerFactory
+	if w.opts.ExtensionConfigs {
+		extFactory = dynamicinformer.NewDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync)
+		changed := func(oldObj, obj any) {
+			u := asUnstructured(obj)
+			if o := asUnstructured(oldObj); u == nil || (o != nil && o.GetGeneration() == u.GetGeneration()) {
+				return
+			}
+			w.objects.Add(activities.ObjectRef{Kind: "ExtensionConfig", Name: u.GetName()})
+		}
+		if _, err := extFactory.ForResource(extensionConfigs).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
+		}); err != nil {
+			return err
+		}
+		extFactory.Start(ctx.Done())
 	}
 	w.watchOwned(kube.MachineDeployments)
 	w.watchOwned(kube.MachinePools)
@@ -152,6 +179,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.log.Info("watching", "namespace", orAll(ns), "taskQueue", w.opts.TaskQueue)
 
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for w.processObject(ctx) {
+		}
+	}()
 	for range w.opts.Workers {
 		wg.Add(1)
 		go func() {
@@ -162,8 +195,35 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	w.queue.ShutDown()
+	w.objects.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+var extensionConfigs = schema.GroupVersionResource{Group: "runtime.cluster.x-k8s.io", Version: "v1alpha1", Resource: "extensionconfigs"}
+
+// processObject starts the reconcile workflow of one registry object; a newer change replaces a
+// run still in progress.
+func (w *Watcher) processObject(ctx context.Context) bool {
+	ref, quit := w.objects.Get()
+	if quit {
+		return false
+	}
+	defer w.objects.Done(ref)
+	_, err := w.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       workflows.ObjectWorkflowID(ref),
+		TaskQueue:                w.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		StaticSummary:            ref.Kind + " " + strings.TrimPrefix(ref.Namespace+"/"+ref.Name, "/"),
+	}, workflows.ReconcileObjectWorkflowType, ref)
+	if err != nil {
+		w.log.Warn("starting the reconcile of a registry object failed; will retry", "kind", ref.Kind, "name", ref.Name, "error", err)
+		w.objects.AddRateLimited(ref)
+		return true
+	}
+	w.objects.Forget(ref)
+	return true
 }
 
 func orAll(ns string) string {
@@ -217,11 +277,15 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster")
 }
 
-// onClass fans a ClusterClass change out to the Clusters that use it, and watches its templates.
-func (w *Watcher) onClass(obj any) {
+// onClass fans a ClusterClass change out to the Clusters that use it, watches its templates, and
+// refreshes its status when its spec changed.
+func (w *Watcher) onClass(oldObj, obj any) {
 	u := asUnstructured(obj)
 	if u == nil {
 		return
+	}
+	if o := asUnstructured(oldObj); o == nil || o.GetGeneration() != u.GetGeneration() {
+		w.objects.Add(activities.ObjectRef{Kind: "ClusterClass", Namespace: u.GetNamespace(), Name: u.GetName()})
 	}
 	w.trackTemplates(u)
 	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName())

@@ -1,0 +1,101 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/tests/extension"
+)
+
+// TestClusterClassStatus: a ClusterClass gets its effective variables in status.variables, the
+// VariablesReconciled condition and its observed generation; a change is reflected.
+func TestClusterClassStatus(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	var class clusterv1.ClusterClass
+	e.eventually(30*time.Second, "status.variables written", func() (bool, string) {
+		class = clusterv1.ClusterClass{}
+		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &class))
+		return len(class.Status.Variables) == 3 && class.Status.ObservedGeneration == class.Generation, fmt.Sprintf("%+v", class.Status)
+	})
+	names := []string{}
+	for _, v := range class.Status.Variables {
+		names = append(names, v.Name)
+		require.Len(t, v.Definitions, 1)
+		assert.Equal(t, "inline", v.Definitions[0].From)
+	}
+	assert.Equal(t, []string{"imageRepository", "region", "workerInstanceType"}, names)
+	cond := class.Status.Conditions.Get("VariablesReconciled")
+	require.NotNil(t, cond)
+	assert.Equal(t, corev1.ConditionTrue, cond.Status)
+
+	// An invalid change is reported on the class.
+	e.applyFile(classFile, onlyKinds("ClusterClass"), func(u *unstructured.Unstructured) {
+		if u.GetKind() != "ClusterClass" {
+			return
+		}
+		// Valid for the CRD schema, invalid for topoflow: patches may only touch /spec/.
+		patches, _, _ := unstructured.NestedSlice(u.Object, "spec", "patches")
+		def := patches[0].(map[string]any)["definitions"].([]any)[0].(map[string]any)
+		def["jsonPatches"].([]any)[0].(map[string]any)["path"] = "/metadata/labels/region"
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, patches, "spec", "patches"))
+	})
+	e.eventually(30*time.Second, "invalid class reported", func() (bool, string) {
+		class = clusterv1.ClusterClass{}
+		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &class))
+		c := class.Status.Conditions.Get("VariablesReconciled")
+		return c != nil && c.Status == corev1.ConditionFalse && class.Status.ObservedGeneration == class.Generation, fmt.Sprint(c)
+	})
+	assert.Contains(t, class.Status.Conditions.Get("VariablesReconciled").Message,
+		`spec.patches[0].definitions[0].jsonPatches[0].path: Invalid value: "/metadata/labels/region": must start with "/spec/"`)
+}
+
+// TestExtensionDiscovery: an ExtensionConfig is discovered when it is registered (before any
+// Cluster needs it) and again whenever it changes.
+func TestExtensionDiscovery(t *testing.T) {
+	e := newEnv(t, envOptions{extensionConfigs: true})
+	ext, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	t.Cleanup(ext.Close)
+	e.registerExtension(ext)
+	handlers := func() []string {
+		cfg := &runtimev1.ExtensionConfig{}
+		require.NoError(t, kc.GetTyped(e.ctx, extensionConfigs, "", "ext-"+e.ns, cfg))
+		var out []string
+		for _, h := range cfg.Status.Handlers {
+			out = append(out, h.RequestHook.Hook)
+		}
+		return out
+	}
+	e.eventually(30*time.Second, "discovered on registration", func() (bool, string) {
+		h := handlers()
+		return len(h) == 1 && h[0] == hooksv1.BeforeClusterCreate, fmt.Sprint(h)
+	})
+
+	ext.SetHooks(hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterDelete)
+	cfg := &runtimev1.ExtensionConfig{}
+	require.NoError(t, kc.GetTyped(e.ctx, extensionConfigs, "", "ext-"+e.ns, cfg))
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": runtimev1.GroupVersion.String(), "kind": "ExtensionConfig",
+		"metadata": map[string]any{"name": cfg.Name},
+		"spec":     map[string]any{"settings": map[string]any{"owner": "integration-test", "revision": "2"}},
+	}}
+	_, err = kc.Apply(e.ctx, obj, "integration-test-update") // its own field manager: the rest of the spec stays
+	require.NoError(t, err)
+	e.eventually(30*time.Second, "re-discovered after the change", func() (bool, string) {
+		h := handlers()
+		return len(h) == 2, fmt.Sprint(h)
+	})
+}
