@@ -144,6 +144,7 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		return err
 	}
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
+	r.events = events
 	for {
 		r.drain(ctx, events)
 		outcome := r.pass(ctx)
@@ -186,6 +187,10 @@ type clusterRun struct {
 	nextWait time.Duration
 	// pendingWritten is the pending-hooks annotation last written in this run (nil: not yet).
 	pendingWritten []string
+	events         workflow.ReceiveChannel
+	// upgrade is set in a ClusterUpgrade child: the upgrade it runs, and what ended it.
+	upgrade *UpgradeInput
+	ended   string
 }
 
 var acts *activities.Activities
@@ -222,6 +227,9 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return finished
 	case applied.CreateHeld:
 		return r.beforeCreate(ctx)
+	case applied.Deleting && r.upgrade != nil:
+		r.ended = "deleting" // the Cluster's workflow tears down
+		return finished
 	case applied.Deleting:
 		return r.teardown(ctx, applied.HasInfrastructure, hooks)
 	case applied.Paused:
@@ -237,6 +245,14 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	}
 	r.state.Class, r.state.Version = applied.Class, applied.Version
 	r.mem.CreateHookPassed = true // the Cluster exists
+	if hooks && r.upgrade == nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade &&
+		workflow.GetVersion(ctx, "upgrade-child-workflow", workflow.DefaultVersion, 1) == 1 {
+		return r.runUpgrade(ctx, applied.Upgrade)
+	}
+	if hooks && r.upgrade != nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade && applied.Upgrade.Target != r.upgrade.To {
+		r.ended = "superseded by an upgrade to " + applied.Upgrade.Target
+		return finished
+	}
 	if hooks {
 		if outcome, ok := r.upgradeHooks(ctx, &applied); ok {
 			return outcome
@@ -290,6 +306,9 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	// The Cluster may have changed between the two applies.
 	switch {
 	case workers.ClusterGone, workers.NoTopology:
+		return finished
+	case workers.Deleting && r.upgrade != nil:
+		r.ended = "deleting"
 		return finished
 	case workers.Deleting:
 		return r.teardown(ctx, applied.HasInfrastructure, hooks)
@@ -689,4 +708,108 @@ func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, 
 	sel.Select(ctx)
 	r.drain(ctx, events)
 	r.pending = r.pending[:0]
+}
+
+// ClusterUpgradeWorkflowType runs one upgrade of a Cluster as a child workflow, so that its
+// history (every step, wait and hook call) is one page in the UI.
+const ClusterUpgradeWorkflowType = "ClusterUpgrade"
+
+// UpgradeWorkflowID is the readable ID of an upgrade: the Cluster's workflow ID plus from -> to.
+func UpgradeWorkflowID(ref activities.ClusterRef, from, to string) string {
+	return WorkflowID(ref.Namespace, ref.Name) + "/upgrade/" + from + "-to-" + to
+}
+
+// UpgradeInput starts a ClusterUpgrade.
+type UpgradeInput struct {
+	Cluster activities.ClusterRef `json:"cluster"`
+	Timing  Timing                `json:"timing,omitempty"`
+	Memory  Memory                `json:"memory"`
+	From    string                `json:"from"`
+	To      string                `json:"to"`
+}
+
+// UpgradeOutput is what the upgrade leaves to the Cluster's workflow.
+type UpgradeOutput struct {
+	Memory Memory `json:"memory"`
+	// Ended says why the upgrade stopped: "completed", "deleting", "gone" or "superseded by ...".
+	Ended string `json:"ended"`
+}
+
+// ClusterUpgrade runs the Cluster's reconcile passes, with the upgrade hooks, until the upgrade to
+// in.To is complete (AfterClusterUpgrade passed), the Cluster is being deleted or gone, or a newer
+// upgrade supersedes it. Events reach it from the Cluster's workflow.
+func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, error) {
+	r := &clusterRun{in: ClusterInput{Cluster: in.Cluster, Timing: in.Timing, Memory: in.Memory}, timing: in.Timing.withDefaults(), mem: in.Memory, upgrade: &in}
+	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To}
+	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
+		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
+		return nil, err
+	}
+	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
+	r.events = events
+	for {
+		r.drain(ctx, events)
+		outcome := r.pass(ctx)
+		r.state.Passes++
+		switch {
+		case r.mem.UpgradeCompleted == in.To:
+			r.syncPendingHooks(ctx)
+			r.setStep(ctx, "upgrade completed", "")
+			return &UpgradeOutput{Memory: r.mem, Ended: "completed"}, nil
+		case outcome == finished:
+			if r.ended == "" {
+				r.ended = "gone"
+			}
+			return &UpgradeOutput{Memory: r.mem, Ended: r.ended}, nil
+		}
+		r.syncPendingHooks(ctx)
+		switch outcome {
+		case again:
+		case waiting:
+			d := r.timing.WaitResync
+			if r.nextWait > 0 {
+				d, r.nextWait = r.nextWait, 0
+			}
+			r.wait(ctx, events, d)
+		default:
+			r.wait(ctx, events, r.timing.WaitResync)
+		}
+	}
+}
+
+// runUpgrade runs an upgrade as a child workflow and waits for it, forwarding watch events to it.
+// Its result carries the hook answers back into this workflow's memory.
+func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSummary) passOutcome {
+	id := UpgradeWorkflowID(r.in.Cluster, u.From, u.Target)
+	r.setStep(ctx, "upgrade "+u.From+" -> "+u.Target, "the upgrade workflow "+id)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:    id,
+		StaticSummary: fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.in.Cluster, u.From, u.Target),
+	})
+	fut := workflow.ExecuteChildWorkflow(cctx, ClusterUpgradeWorkflowType, UpgradeInput{
+		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target,
+	})
+	for done := false; !done; {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(fut, func(workflow.Future) { done = true })
+		sel.AddReceive(r.events, func(c workflow.ReceiveChannel, _ bool) {
+			var ev ClusterEvent
+			c.Receive(ctx, &ev)
+			_ = fut.SignalChildWorkflow(ctx, SignalClusterEvent, ev).Get(ctx, nil)
+		})
+		sel.Select(ctx)
+	}
+	var out UpgradeOutput
+	if err := fut.Get(ctx, &out); err != nil {
+		r.state.LastError = "upgrade workflow " + id + ": " + err.Error()
+		return waiting
+	}
+	r.mem = out.Memory
+	switch out.Ended {
+	case "gone":
+		return finished
+	case "completed":
+		r.pendingWritten = r.mem.pendingHooks() // the upgrade wrote the annotation as it finished
+	}
+	return again
 }

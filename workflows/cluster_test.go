@@ -118,6 +118,7 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
+	env.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(w.apply)
 	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
@@ -422,6 +423,7 @@ func TestUpgradeHookSequence(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
+	env.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
 	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)

@@ -3,17 +3,21 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/activities"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
+	"github.com/topoflow/topoflow/workflows"
 )
 
 // TestUpgradeHooks: a chained upgrade over two minors with BeforeClusterUpgrade (blocking for a
@@ -59,6 +63,18 @@ func TestUpgradeHooks(t *testing.T) {
 	e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
 		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
 		return !ok, v
+	})
+
+	// The upgrade ran as its own workflow, with a readable ID.
+	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1")
+	assert.Equal(t, "topology/"+e.ns+"/demo/upgrade/v1.31.2-to-v1.33.1", upID)
+	e.eventually(10*time.Second, "upgrade workflow completed", func() (bool, string) {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), upID, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
+			d.WorkflowExecutionInfo.Type.Name == workflows.ClusterUpgradeWorkflowType, d.WorkflowExecutionInfo.Status.String()
 	})
 
 	before := ext.Calls(hooksv1.BeforeClusterUpgrade)
