@@ -152,20 +152,11 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		if outcome != finished {
 			r.syncPendingHooks(ctx)
 		}
-		switch outcome {
-		case finished:
+		if outcome == finished {
 			r.setStep(ctx, "finished", "")
 			return nil
-		case again:
-		case waiting:
-			d := r.timing.WaitResync
-			if r.nextWait > 0 {
-				d, r.nextWait = r.nextWait, 0
-			}
-			r.wait(ctx, events, d)
-		default:
-			r.wait(ctx, events, r.timing.Resync)
 		}
+		r.waitAfter(ctx, outcome, r.timing.Resync)
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			r.drain(ctx, events)
 			next := in
@@ -763,17 +754,24 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 			return &UpgradeOutput{Memory: r.mem, Ended: r.ended}, nil
 		}
 		r.syncPendingHooks(ctx)
-		switch outcome {
-		case again:
-		case waiting:
-			d := r.timing.WaitResync
-			if r.nextWait > 0 {
-				d, r.nextWait = r.nextWait, 0
-			}
-			r.wait(ctx, events, d)
-		default:
-			r.wait(ctx, events, r.timing.WaitResync)
+		// An upgrade in progress re-checks at the shorter resync even when a pass settled.
+		r.waitAfter(ctx, outcome, r.timing.WaitResync)
+	}
+}
+
+// waitAfter waits as a pass's outcome asks: not at all (again), for an event or the wait resync
+// (waiting; a hook's retryAfterSeconds overrides it), or for an event or settledResync (settled).
+func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settledResync time.Duration) {
+	switch outcome {
+	case again:
+	case waiting:
+		d := r.timing.WaitResync
+		if r.nextWait > 0 {
+			d, r.nextWait = r.nextWait, 0
 		}
+		r.wait(ctx, r.events, d)
+	default:
+		r.wait(ctx, r.events, settledResync)
 	}
 }
 
