@@ -150,3 +150,56 @@ func TestUpgradeConcurrencyAndDefer(t *testing.T) {
 	})
 	e.waitReconciled("demo", 60*time.Second)
 }
+
+// TestVersionBumpMidUpgrade: a new version set while pools still wait for the previous one does
+// not let them skip it: they reach v1.32.0, then the control plane moves on to v1.33.0, then the
+// pools follow (the first upgrade's workflow is superseded by a new one).
+func TestVersionBumpMidUpgrade(t *testing.T) {
+	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 2 * time.Second}})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+
+	c := e.cluster("demo")
+	c.Spec.Topology.Version = "v1.32.0"
+	e.updateTopology(c)
+	e.eventually(60*time.Second, "control plane at v1.32.0, first pool upgrading", func() (bool, string) {
+		for _, tr := range e.sim.Transitions() {
+			if tr.Kind == "SimControlPlane" && tr.Version == "v1.32.0" {
+				return true, ""
+			}
+		}
+		return false, "control plane not yet at v1.32.0"
+	})
+	c = e.cluster("demo")
+	c.Spec.Topology.Version = "v1.33.0"
+	e.updateTopology(c)
+
+	e.eventually(120*time.Second, "everything at v1.33.0", func() (bool, string) {
+		n := 0
+		for _, tr := range e.sim.Transitions() {
+			if tr.Version == "v1.33.0" {
+				n++
+			}
+		}
+		return n == 4, fmt.Sprint(n, " parts at v1.33.0")
+	})
+	var cpAt133 time.Time
+	pools := map[string][]string{}
+	reached132 := map[string]time.Time{}
+	for _, tr := range e.sim.Transitions() {
+		if tr.Kind == "SimControlPlane" && tr.Version == "v1.33.0" {
+			cpAt133 = tr.At
+		}
+		if tr.Kind != "SimControlPlane" {
+			pools[poolOf(tr)] = append(pools[poolOf(tr)], tr.Version)
+			if tr.Version == "v1.32.0" {
+				reached132[poolOf(tr)] = tr.At
+			}
+		}
+	}
+	for _, p := range []string{"md-0", "md-1", "mp-0"} {
+		assert.Equal(t, []string{"v1.31.2", "v1.32.0", "v1.33.0"}, pools[p], "%s went through the version it was promised", p)
+		assert.True(t, reached132[p].Before(cpAt133), "%s reached v1.32.0 before the control plane moved on", p)
+	}
+}
