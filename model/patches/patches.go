@@ -299,11 +299,6 @@ func (r *renderer) isEnabled(enabledIf string, vars map[string]any) (bool, error
 	return strings.TrimSpace(string(out)) == "true", nil
 }
 
-// Value computes a JSON patch's value.
-func Value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
-	return newRenderer().value(jp, vars)
-}
-
 func (r *renderer) value(jp *clusterv1.JSONPatch, vars map[string]any) (any, error) {
 	switch {
 	case jp.Value != nil && jp.ValueFrom != nil:

@@ -50,7 +50,6 @@ type Server struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	hooks   []string
-	failure map[string]runtimev1.FailurePolicy
 	answers map[string][]Answer
 	blocked map[string]blockUntil
 	calls   []Call
@@ -67,8 +66,7 @@ func Start(hooks ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{},
-		failure: map[string]runtimev1.FailurePolicy{}}
+	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	s.srv.StartTLS()
@@ -99,13 +97,6 @@ func (s *Server) SetHooks(hooks ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hooks = hooks
-}
-
-// SetFailurePolicy sets the failurePolicy discovery reports for a hook's handler.
-func (s *Server) SetFailurePolicy(hook string, p runtimev1.FailurePolicy) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failure[hook] = p
 }
 
 // Calls returns the recorded calls of a hook (all hooks when hook is empty).
@@ -159,9 +150,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		for _, h := range s.hooks {
 			timeout := int32(5)
 			fp := runtimev1.FailurePolicyFail
-			if p, ok := s.failure[h]; ok {
-				fp = p
-			}
 			resp.Handlers = append(resp.Handlers, runtimev1.ExtensionHandler{
 				Name: handlerName(h), RequestHook: runtimev1.GroupVersionHook{APIVersion: hooksv1.APIVersion, Hook: h},
 				TimeoutSeconds: &timeout, FailurePolicy: &fp,

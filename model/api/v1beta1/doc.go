@@ -8,6 +8,7 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -25,6 +26,6 @@ func AddToScheme(s *runtime.Scheme) error {
 		&MachineHealthCheck{}, &MachineHealthCheckList{},
 		&ClusterEndpoint{}, &ClusterEndpointList{},
 	)
-	metav1AddToGroupVersion(s)
+	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
