@@ -24,9 +24,18 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // sample loads the quick-start sample (deploy/samples) as computation input.
 func sample(t *testing.T) Input {
 	t.Helper()
+	samples := filepath.Join("..", "..", "deploy", "samples")
+	return loadInput(t, types.UID("0c4e6d2a-0000-4000-8000-000000000001"),
+		filepath.Join(samples, "clusterclass.yaml"), filepath.Join(samples, "cluster.yaml"))
+}
+
+// loadInput decodes manifests into computation input: the ClusterClass, the Cluster (given
+// uid, so names and owner references are stable) and every other document as a template.
+func loadInput(t *testing.T, uid types.UID, files ...string) Input {
+	t.Helper()
 	in := Input{Templates: map[string]*unstructured.Unstructured{}, Names: names.Source{Seed: 42}}
-	for _, f := range []string{"clusterclass.yaml", "cluster.yaml"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "samples", f))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		require.NoError(t, err)
 		docs, err := decode.Documents(bytes.NewReader(data))
 		require.NoError(t, err)
@@ -38,7 +47,7 @@ func sample(t *testing.T) Input {
 			case "Cluster":
 				in.Cluster = &clusterv1.Cluster{}
 				require.NoError(t, decode.FromUnstructured(d, in.Cluster))
-				in.Cluster.UID = types.UID("0c4e6d2a-0000-4000-8000-000000000001")
+				in.Cluster.UID = uid
 			default:
 				in.Templates[d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName()] = d
 			}
@@ -365,24 +374,7 @@ func TestCovers(t *testing.T) {
 // strategies, health checks with a topology opt-out, variables with nested defaults, overrides,
 // version-aware and Pod Security Standard patches).
 func TestBookGolden(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "book-input.yaml"))
-	require.NoError(t, err)
-	docs, err := decode.Documents(bytes.NewReader(data))
-	require.NoError(t, err)
-	in := Input{Templates: map[string]*unstructured.Unstructured{}, Names: names.Source{Seed: 42}}
-	for _, d := range docs {
-		switch d.GetKind() {
-		case "ClusterClass":
-			in.Class = &clusterv1.ClusterClass{}
-			require.NoError(t, decode.FromUnstructured(d, in.Class))
-		case "Cluster":
-			in.Cluster = &clusterv1.Cluster{}
-			require.NoError(t, decode.FromUnstructured(d, in.Cluster))
-			in.Cluster.UID = "b00c0000-0000-4000-8000-000000000002"
-		default:
-			in.Templates[d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName()] = d
-		}
-	}
+	in := loadInput(t, "b00c0000-0000-4000-8000-000000000002", filepath.Join("testdata", "book-input.yaml"))
 	s, err := Compute(in)
 	require.NoError(t, err)
 	objs, err := s.Objects()
