@@ -109,36 +109,58 @@ func (c *Client) callAll(ctx context.Context, handlers []registered, hook string
 func (c *Client) callOne(ctx context.Context, h registered, hook string, req map[string]any) Call {
 	name, ext := splitHandlerName(h.handler.Name, h.config.Name)
 	call := Call{Extension: ext, Handler: h.handler.Name}
-	body := map[string]any{}
-	for k, v := range req {
-		body[k] = v
-	}
-	body["apiVersion"] = hooksv1.APIVersion
-	body["kind"] = hook + "Request"
-	if len(h.config.Spec.Settings) > 0 {
-		body["settings"] = h.config.Spec.Settings
-	}
-	timeout := defaultTimeout
-	if t := h.handler.TimeoutSeconds; t != nil && *t > 0 {
-		timeout = time.Duration(*t) * time.Second
-	}
 	var resp struct {
 		Status            string `json:"status"`
 		Message           string `json:"message"`
 		RetryAfterSeconds int32  `json:"retryAfterSeconds"`
 	}
-	err := c.post(ctx, h.config, hooksv1.HandlerPath(hook, name), body, timeout, &resp)
+	err := c.post(ctx, h.config, hooksv1.HandlerPath(hook, name), requestBody(h, hook, req, nil), h.timeout(), &resp)
 	if err != nil {
 		call.Error = err.Error()
-		call.Ignored = h.handler.FailurePolicy != nil && *h.handler.FailurePolicy == runtimev1.FailurePolicyIgnore
+		call.Ignored = h.ignoresErrors()
 		return call
 	}
 	call.Status, call.Message, call.RetryAfterSeconds = resp.Status, resp.Message, resp.RetryAfterSeconds
 	if call.Status != string(hooksv1.ResponseStatusSuccess) && call.Status != string(hooksv1.ResponseStatusFailure) {
 		call.Error = fmt.Sprintf("response status %q is neither Success nor Failure", call.Status)
-		call.Ignored = h.handler.FailurePolicy != nil && *h.handler.FailurePolicy == runtimev1.FailurePolicyIgnore
+		call.Ignored = h.ignoresErrors()
 	}
 	return call
+}
+
+// requestBody completes a request: apiVersion, kind, and the settings (the ExtensionConfig's,
+// overridden key by key by the caller's, as Cluster API merges them).
+func requestBody(h registered, hook string, req map[string]any, settings map[string]string) map[string]any {
+	body := make(map[string]any, len(req)+3)
+	for k, v := range req {
+		body[k] = v
+	}
+	body["apiVersion"] = hooksv1.APIVersion
+	body["kind"] = hook + "Request"
+	merged := map[string]string{}
+	for k, v := range h.config.Spec.Settings {
+		merged[k] = v
+	}
+	for k, v := range settings {
+		merged[k] = v
+	}
+	if len(merged) > 0 {
+		body["settings"] = merged
+	} else {
+		delete(body, "settings")
+	}
+	return body
+}
+
+func (h registered) timeout() time.Duration {
+	if t := h.handler.TimeoutSeconds; t != nil && *t > 0 {
+		return time.Duration(*t) * time.Second
+	}
+	return defaultTimeout
+}
+
+func (h registered) ignoresErrors() bool {
+	return h.handler.FailurePolicy != nil && *h.handler.FailurePolicy == runtimev1.FailurePolicyIgnore
 }
 
 // splitHandlerName undoes the registry's "<handler>.<extensionconfig>" naming.
@@ -156,28 +178,18 @@ func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]regist
 	if err != nil {
 		return nil, fmt.Errorf("listing ExtensionConfigs: %w", err)
 	}
-	var nsLabels labels.Set
+	ns := &namespaceLabels{name: namespace}
 	var out []registered
 	for i := range list.Items {
 		cfg := &runtimev1.ExtensionConfig{}
 		if err := decode.FromUnstructured(&list.Items[i], cfg); err != nil {
 			return nil, fmt.Errorf("ExtensionConfig %s: %w", list.Items[i].GetName(), err)
 		}
-		if sel := cfg.Spec.NamespaceSelector; sel != nil {
-			if nsLabels == nil {
-				u, err := c.Kube.Dynamic.Resource(namespaces).Get(ctx, namespace, metav1.GetOptions{})
-				if err != nil {
-					return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
-				}
-				nsLabels = labels.Set(u.GetLabels())
-			}
-			s, err := metav1.LabelSelectorAsSelector(sel)
+		if ok, err := c.selects(ctx, cfg, ns); err != nil || !ok {
 			if err != nil {
-				return nil, fmt.Errorf("ExtensionConfig %s: spec.namespaceSelector: %w", cfg.Name, err)
+				return nil, err
 			}
-			if !s.Matches(nsLabels) {
-				continue
-			}
+			continue
 		}
 		if len(cfg.Status.Handlers) == 0 {
 			if err := c.Discover(ctx, cfg); err != nil {
@@ -192,6 +204,34 @@ func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]regist
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].handler.Name < out[j].handler.Name })
 	return out, nil
+}
+
+// namespaceLabels reads a namespace's labels once, when a selector first needs them.
+type namespaceLabels struct {
+	name   string
+	read   bool
+	labels labels.Set
+}
+
+// selects says whether an ExtensionConfig's namespaceSelector selects the namespace (no selector
+// selects every namespace).
+func (c *Client) selects(ctx context.Context, cfg *runtimev1.ExtensionConfig, ns *namespaceLabels) (bool, error) {
+	sel := cfg.Spec.NamespaceSelector
+	if sel == nil {
+		return true, nil
+	}
+	if !ns.read {
+		u, err := c.Kube.Dynamic.Resource(namespaces).Get(ctx, ns.name, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading namespace %s: %w", ns.name, err)
+		}
+		ns.labels, ns.read = labels.Set(u.GetLabels()), true
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return false, fmt.Errorf("ExtensionConfig %s: spec.namespaceSelector: %w", cfg.Name, err)
+	}
+	return s.Matches(ns.labels), nil
 }
 
 // Discover asks an extension server for its handlers and records them in the ExtensionConfig's

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
@@ -42,6 +43,9 @@ type Input struct {
 	// Versions are the Kubernetes versions the parts should run now. Empty fields mean
 	// spec.topology.version; an upgrade in progress sets them step by step.
 	Versions Versions
+	// Extensions serves the class's external patches; nil where no Runtime Extension can be
+	// called (a class with external patches then fails, naming the patch).
+	Extensions patches.Extensions
 }
 
 // Versions are per-part Kubernetes versions.
@@ -189,7 +193,11 @@ func Compute(in Input) (*State, error) {
 	if err := c.plan(); err != nil {
 		return nil, err
 	}
-	if err := patches.Apply(c.class.Spec.Patches, c.targets); err != nil {
+	ext := &patches.External{
+		Extensions: in.Extensions, Variables: c.clusterVs, ClusterBuiltin: c.cb,
+		DefinedBy: patches.DefinedBy(c.class.Status.Variables),
+	}
+	if err := patches.Apply(c.class.Spec.Patches, c.targets, ext); err != nil {
 		var pe *patches.Error
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("ClusterClass %s/%s: %w", c.class.Namespace, c.class.Name, err)
@@ -209,6 +217,7 @@ type computer struct {
 	vars      *variables.Cache
 	clusterVs []clusterv1.ClusterVariable
 	values    map[string]any // Cluster-level values
+	cb        map[string]any // builtin.cluster
 
 	// slots, filled by plan and patched in place
 	infra, cp, cpInfra *slot
@@ -285,22 +294,23 @@ func (c *computer) resolveVariables() error {
 	return err
 }
 
-// valuesWith returns the Cluster-level values merged with overrides and the builtins.
-func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map[string]any) (map[string]any, error) {
+// valuesWith returns the Cluster-level values merged with the (defaulted) overrides and the
+// builtins, and the defaulted overrides.
+func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map[string]any) (map[string]any, []clusterv1.ClusterVariable, error) {
 	o := overrides
 	if len(o) > 0 {
 		var errs field.ErrorList
 		o, errs = c.vars.DefaultOverrides(o, field.NewPath("overrides"))
 		if len(errs) > 0 {
-			return nil, errs.ToAggregate()
+			return nil, nil, errs.ToAggregate()
 		}
 	}
 	v, err := variables.Values(c.clusterVs, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v["builtin"] = builtin
-	return v, nil
+	return v, o, nil
 }
 
 func (c *computer) template(ref *corev1.ObjectReference, field string) (*unstructured.Unstructured, error) {
@@ -326,6 +336,7 @@ func (c *computer) version(override string) string {
 func (c *computer) plan() error {
 	var err error
 	cb := c.clusterBuiltins()
+	c.cb = cb
 
 	if inf := c.class.Spec.Infrastructure; inf != nil && inf.Ref != nil {
 		c.infra = &slot{}
@@ -338,7 +349,7 @@ func (c *computer) plan() error {
 			names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
 			return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
 		}
-		if err := c.addTarget(patches.InfrastructureCluster, "", c.infra, nil, map[string]any{"cluster": cb}); err != nil {
+		if err := c.addTarget(patches.InfrastructureCluster, "", c.infra, c.clusterHolder("spec.infrastructureRef"), nil, map[string]any{"cluster": cb}); err != nil {
 			return err
 		}
 	}
@@ -397,11 +408,13 @@ func (c *computer) plan() error {
 		cpOverrides = v.Overrides
 	}
 	builtins := map[string]any{"cluster": cb, "controlPlane": cpBuiltin}
-	if err := c.addTarget(patches.ControlPlane, "", c.cp, cpOverrides, builtins); err != nil {
+	if err := c.addTarget(patches.ControlPlane, "", c.cp, c.clusterHolder("spec.controlPlaneRef"), cpOverrides, builtins); err != nil {
 		return err
 	}
 	if c.cpInfra != nil {
-		if err := c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, cpOverrides, builtins); err != nil {
+		holder := hooksv1.HolderReference{APIVersion: c.cp.template.GetAPIVersion(), Kind: strings.TrimSuffix(c.cp.template.GetKind(), "Template"),
+			Name: c.cp.name, FieldPath: strings.Join(contract.ControlPlaneInfrastructureRef, ".")}
+		if err := c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, holder, cpOverrides, builtins); err != nil {
 			return err
 		}
 	}
@@ -428,18 +441,34 @@ func strategy(s *clusterv1.InfrastructureNamingStrategy) string {
 	return ""
 }
 
-func (c *computer) addTarget(role patches.Role, class string, s *slot, overrides []clusterv1.ClusterVariable, builtin map[string]any) error {
-	vals, err := c.valuesWith(overrides, builtin)
+// addTarget registers a template for patching. holder names the object that will reference the
+// template's clone, and at which field (what external patches are told).
+func (c *computer) addTarget(role patches.Role, class string, s *slot, holder hooksv1.HolderReference, overrides []clusterv1.ClusterVariable, builtin map[string]any) error {
+	vals, defaulted, err := c.valuesWith(overrides, builtin)
 	if err != nil {
 		return err
 	}
-	c.targets = append(c.targets, &patches.Target{Role: role, Class: class, Template: s.template, Variables: vals})
+	own := map[string]any{}
+	for k, v := range builtin {
+		if k != "cluster" {
+			own[k] = v
+		}
+	}
+	holder.Namespace = c.cluster.Namespace
+	c.targets = append(c.targets, &patches.Target{Role: role, Class: class, Template: s.template, Variables: vals,
+		Holder: holder, Overrides: defaulted, Builtin: own})
 	return nil
+}
+
+// clusterHolder is the holder of the templates the Cluster itself references.
+func (c *computer) clusterHolder(fieldPath string) hooksv1.HolderReference {
+	return hooksv1.HolderReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.cluster.Name, FieldPath: fieldPath}
 }
 
 // pool describes, for planPool, one worker pool of either kind.
 type pool struct {
 	kind           string // "machineDeployment" or "machinePool": builtin key and name seed key
+	holderKind     string // "MachineDeployment" or "MachinePool"
 	topologyName   string
 	class          string
 	classField     string // the class's field path, for errors
@@ -497,10 +526,12 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 		b["replicas"] = int64(*p.replicas)
 	}
 	builtins := map[string]any{"cluster": cb, p.kind: b}
-	if err := c.addTarget(p.roles[0], p.class, bootstrap, p.variables, builtins); err != nil {
+	holder := hooksv1.HolderReference{APIVersion: clusterv1.GroupVersion.String(), Kind: p.holderKind, Name: name, FieldPath: "spec.template.spec.bootstrap.configRef"}
+	if err := c.addTarget(p.roles[0], p.class, bootstrap, holder, p.variables, builtins); err != nil {
 		return "", nil, nil, err
 	}
-	if err := c.addTarget(p.roles[1], p.class, infra, p.variables, builtins); err != nil {
+	holder.FieldPath = "spec.template.spec.infrastructureRef"
+	if err := c.addTarget(p.roles[1], p.class, infra, holder, p.variables, builtins); err != nil {
 		return "", nil, nil, err
 	}
 	return name, bootstrap, infra, nil
@@ -515,7 +546,7 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 	s := &mdSlots{topo: topo, class: mdClass, current: c.in.Current.MachineDeployments[topo.Name]}
 	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
 	p := pool{
-		kind: "machineDeployment", topologyName: topo.Name, class: topo.Class, classField: mdClassField(mdClass.Class),
+		kind: "machineDeployment", holderKind: "MachineDeployment", topologyName: topo.Name, class: topo.Class, classField: mdClassField(mdClass.Class),
 		bootstrapRef: mdClass.Template.Bootstrap.Ref, infraRef: mdClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachineDeploymentTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name},
@@ -551,7 +582,7 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 	s := &mpSlots{topo: topo, class: mpClass, current: c.in.Current.MachinePools[topo.Name]}
 	s.version = c.version(c.in.Versions.MachinePools[topo.Name])
 	p := pool{
-		kind: "machinePool", topologyName: topo.Name, class: topo.Class, classField: mpClassField(mpClass.Class),
+		kind: "machinePool", holderKind: "MachinePool", topologyName: topo.Name, class: topo.Class, classField: mpClassField(mpClass.Class),
 		bootstrapRef: mpClass.Template.Bootstrap.Ref, infraRef: mpClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachinePoolTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name},

@@ -9,6 +9,9 @@
 //   - a JSON patch's value is its value, a variable (with .field and [i] access) or a Go template
 //     rendered with Sprig's hermetic functions and parsed as YAML;
 //   - patches apply in the order the class lists them, and only the template's spec is taken.
+//
+// External patches (Runtime Extensions' GeneratePatches and ValidateTopology) run in the same
+// order through an Extensions implementation the caller supplies; see External.
 package patches
 
 import (
@@ -25,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
@@ -53,6 +57,15 @@ type Target struct {
 	// Variables are the values for this template: user variables (Cluster-level merged with the
 	// pool's or control plane's overrides) plus "builtin".
 	Variables map[string]any
+
+	// For external patches, which receive global and per-template variables apart:
+	// Holder is the object that will reference the template's clone, and at which field.
+	Holder hooksv1.HolderReference
+	// Overrides are the defaulted variable overrides of the control plane or pool.
+	Overrides []clusterv1.ClusterVariable
+	// Builtin is the template's own part of "builtin" (controlPlane, machineDeployment or
+	// machinePool); builtin.cluster is global.
+	Builtin map[string]any
 }
 
 // Error is a patch failure naming the patch, definition and template.
@@ -68,11 +81,48 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Apply applies the inline patches to the targets. External patches are skipped (they are served
-// by Runtime Extensions). All operations for one template are applied in one pass, in patch
-// order, which is what applying them patch by patch would give (values depend on variables, not
-// on the template); a failure is traced back to the patch that caused it.
-func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target) error {
+// Apply applies the class's patches to the targets in the order the class lists them: inline
+// patches here, external patches through ext (see External), whose GeneratePatches answers are
+// applied before the next patch runs; then every external validateExtension checks the result.
+// ext may be nil when the class has no external patches.
+func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target, ext *External) error {
+	start := 0 // first inline patch not applied yet
+	for i := range patches {
+		p := &patches[i]
+		if p.External == nil {
+			continue
+		}
+		if err := applyInline(patches[start:i], targets); err != nil {
+			return err
+		}
+		start = i + 1
+		if p.External.GenerateExtension == nil {
+			continue
+		}
+		if err := ext.generate(p, targets); err != nil {
+			return err
+		}
+	}
+	if err := applyInline(patches[start:], targets); err != nil {
+		return err
+	}
+	for i := range patches {
+		if p := &patches[i]; p.External != nil && p.External.ValidateExtension != nil {
+			if err := ext.validate(p, targets); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyInline applies a run of inline patches. All operations for one template are applied in
+// one pass, in patch order, which is what applying them patch by patch would give (values depend
+// on variables, not on the template); a failure is traced back to the patch that caused it.
+func applyInline(patches []clusterv1.ClusterClassPatch, targets []*Target) error {
+	if len(patches) == 0 {
+		return nil
+	}
 	r := newRenderer()
 	for _, t := range targets {
 		var all []map[string]any
@@ -218,6 +268,11 @@ func patchSpec(tmpl *unstructured.Unstructured, ops []map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("applying JSON patch: %w", err)
 	}
+	return takeSpec(tmpl, patched)
+}
+
+// takeSpec copies the spec of a patched copy of tmpl into tmpl: patches may change the spec only.
+func takeSpec(tmpl *unstructured.Unstructured, patched []byte) error {
 	var out map[string]any
 	if err := json.Unmarshal(patched, &out); err != nil {
 		return err

@@ -158,7 +158,7 @@ func TestBookPatches(t *testing.T) {
 	cp := &Target{Role: ControlPlane, Template: tmpl(t, kcpTemplate), Variables: vars("v1.30.2", "", nil)}
 	md := &Target{Role: MachineDeploymentInfrastructure, Class: "default-worker", Template: tmpl(t, dockerMachineTemplate), Variables: vars("v1.30.2", "v1.29.9", nil)}
 	other := &Target{Role: MachineDeploymentInfrastructure, Class: "gpu", Template: tmpl(t, dockerMachineTemplate), Variables: vars("v1.30.2", "v1.29.9", nil)}
-	require.NoError(t, Apply(loadPatches(t, bookPatches), []*Target{cp, md, other}))
+	require.NoError(t, Apply(loadPatches(t, bookPatches), []*Target{cp, md, other}, nil))
 
 	cc := spec(t, cp.Template, "kubeadmConfigSpec", "clusterConfiguration").(map[string]any)
 	assert.Equal(t, "my.registry", cc["imageRepository"])
@@ -179,7 +179,7 @@ func TestEnabledIf(t *testing.T) {
 	patches := loadPatches(t, bookPatches)
 	off := &Target{Role: MachineDeploymentInfrastructure, Class: "x", Template: tmpl(t, dockerMachineTemplate), Variables: vars("v1.29.0", "v1.29.0", map[string]any{"httpProxyEnabled": false})}
 	oldCP := &Target{Role: ControlPlane, Template: tmpl(t, kcpTemplate), Variables: vars("v1.29.0", "", nil)}
-	require.NoError(t, Apply(patches, []*Target{off, oldCP}))
+	require.NoError(t, Apply(patches, []*Target{off, oldCP}, nil))
 	assert.Nil(t, spec(t, off.Template, "httpProxy"))
 	assert.Nil(t, spec(t, oldCP.Template, "kubeadmConfigSpec", "clusterConfiguration", "featureGates"))
 
@@ -208,7 +208,7 @@ func TestRemoveAndReplace(t *testing.T) {
     - {op: replace, path: /spec/template/spec/list/0, value: z}
 `)
 	target := &Target{Role: MachinePoolInfrastructure, Class: "pool", Template: tmpl(t, dockerMachineTemplate), Variables: map[string]any{}}
-	require.NoError(t, Apply(p, []*Target{target}))
+	require.NoError(t, Apply(p, []*Target{target}, nil))
 	assert.Equal(t, map[string]any{"list": []any{"z", "b"}}, spec(t, target.Template))
 }
 
@@ -250,7 +250,7 @@ func TestErrorsNamePatchAndTemplate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := &Target{Role: ControlPlane, Template: tmpl(t, kcpTemplate), Variables: vars("v1.30.0", "", nil)}
-			err := Apply(loadPatches(t, tc.patch), []*Target{target})
+			err := Apply(loadPatches(t, tc.patch), []*Target{target}, nil)
 			require.Error(t, err)
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
@@ -305,7 +305,7 @@ func FuzzApply(f *testing.F) {
 			Selector:    clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "KubeadmControlPlaneTemplate", MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: true}},
 			JSONPatches: []clusterv1.JSONPatch{jp},
 		}}}}
-		_ = Apply(p, []*Target{target})
+		_ = Apply(p, []*Target{target}, nil)
 		_, _ = Lookup(target.Variables, variable)
 	})
 }

@@ -52,8 +52,13 @@ type Server struct {
 	hooks   []string
 	answers map[string][]Answer
 	blocked map[string]blockUntil
+	respond map[string]Responder
 	calls   []Call
 }
+
+// Responder computes the hook-specific part of a successful answer (GeneratePatches items,
+// DiscoverVariables variables) from the whole request.
+type Responder func(request map[string]any) map[string]any
 
 type blockUntil struct {
 	until   time.Time
@@ -66,7 +71,7 @@ func Start(hooks ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{}}
+	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{}, respond: map[string]Responder{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	s.srv.StartTLS()
@@ -82,6 +87,13 @@ func (s *Server) Script(hook string, answers ...Answer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.answers[hook] = append(s.answers[hook], answers...)
+}
+
+// Respond sets the responder of a hook; its fields are added to every Success answer.
+func (s *Server) Respond(hook string, r Responder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond[hook] = r
 }
 
 // BlockFor makes a hook answer "retry" (with the seconds left, at least 1) until d has passed, as
@@ -183,6 +195,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		secs := int32(time.Until(b.until).Seconds() + 0.999)
 		a = Answer{RetryAfterSeconds: max(secs, 1), Message: b.message}
 	}
+	responder := s.respond[hook]
 	s.mu.Unlock()
 	if a.HTTPStatus != 0 && a.HTTPStatus != http.StatusOK {
 		http.Error(w, "scripted failure", a.HTTPStatus)
@@ -191,10 +204,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if a.Status == "" {
 		a.Status = string(hooksv1.ResponseStatusSuccess)
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	resp := map[string]any{
 		"apiVersion": hooksv1.APIVersion, "kind": hook + "Response",
 		"status": a.Status, "message": a.Message, "retryAfterSeconds": a.RetryAfterSeconds,
-	})
+	}
+	if responder != nil && a.Status == string(hooksv1.ResponseStatusSuccess) {
+		for k, v := range responder(full) {
+			resp[k] = v
+		}
+	}
+	_ = json.NewEncoder(w).Encode(resp)
 }
 
 // certificates makes a CA and a serving certificate for 127.0.0.1 signed by it.

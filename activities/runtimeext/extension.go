@@ -1,0 +1,113 @@
+package runtimeext
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	"github.com/topoflow/topoflow/model/decode"
+)
+
+// ExtensionError is a failed call of one named handler: it could not be reached or answered
+// Failure. Message is safe to show on the Cluster or ClusterClass.
+type ExtensionError struct {
+	Hook, Handler string
+	Message       string
+}
+
+func (e *ExtensionError) Error() string {
+	return fmt.Sprintf("%s handler %s: %s", e.Hook, e.Handler, e.Message)
+}
+
+// CallExtension calls one handler by the name a ClusterClass gives it ("<handler>.<extensionconfig>",
+// as in spec.patches[].external.generateExtension) for an object in namespace (empty for none).
+// settings override the ExtensionConfig's key by key. The answer is decoded into out.
+//
+// As in Cluster API: the ExtensionConfig must select the namespace; a handler that cannot be
+// reached under failurePolicy Ignore leaves out untouched and is not an error; an answer with
+// status Failure is an error carrying the extension's message.
+func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string, req any, settings map[string]string, out any) error {
+	handler, config, ok := strings.Cut(name, ".")
+	if !ok || handler == "" || config == "" {
+		return &ExtensionError{Hook: hook, Handler: name, Message: `handler names have the form "<handler>.<extensionconfig>"`}
+	}
+	u, err := c.Kube.Dynamic.Resource(extensionConfigs).Get(ctx, config, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("ExtensionConfig %s does not exist", config)}
+	}
+	if err != nil {
+		return fmt.Errorf("reading ExtensionConfig %s: %w", config, err)
+	}
+	cfg := &runtimev1.ExtensionConfig{}
+	if err := decode.FromUnstructured(u, cfg); err != nil {
+		return fmt.Errorf("ExtensionConfig %s: %w", config, err)
+	}
+	if namespace != "" {
+		ok, err := c.selects(ctx, cfg, &namespaceLabels{name: namespace})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("ExtensionConfig %s does not select namespace %s (spec.namespaceSelector)", config, namespace)}
+		}
+	}
+	h := findHandler(cfg, name)
+	if h == nil {
+		// Not discovered yet, or the extension gained the handler since: discover once more.
+		if err := c.Discover(ctx, cfg); err != nil {
+			return &ExtensionError{Hook: hook, Handler: name, Message: err.Error()}
+		}
+		h = findHandler(cfg, name)
+	}
+	if h == nil {
+		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("ExtensionConfig %s has no handler %s in status.handlers", config, handler)}
+	}
+	if h.handler.RequestHook.Hook != hook || h.handler.RequestHook.APIVersion != hooksv1.APIVersion {
+		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("the handler serves %s %s, not %s", h.handler.RequestHook.APIVersion, h.handler.RequestHook.Hook, hook)}
+	}
+	js, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(js, &body); err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.post(ctx, cfg, hooksv1.HandlerPath(hook, handler), requestBody(*h, hook, body, settings), h.timeout(), &raw); err != nil {
+		if h.ignoresErrors() {
+			return nil
+		}
+		return &ExtensionError{Hook: hook, Handler: name, Message: err.Error()}
+	}
+	var common hooksv1.CommonResponse
+	if err := json.Unmarshal(raw, &common); err != nil {
+		return &ExtensionError{Hook: hook, Handler: name, Message: "decoding the answer: " + err.Error()}
+	}
+	switch common.Status {
+	case hooksv1.ResponseStatusSuccess:
+	case hooksv1.ResponseStatusFailure:
+		return &ExtensionError{Hook: hook, Handler: name, Message: "answered Failure: " + common.Message}
+	default:
+		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("response status %q is neither Success nor Failure", common.Status)}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &ExtensionError{Hook: hook, Handler: name, Message: "decoding the answer: " + err.Error()}
+	}
+	return nil
+}
+
+func findHandler(cfg *runtimev1.ExtensionConfig, name string) *registered {
+	for _, eh := range cfg.Status.Handlers {
+		if eh.Name == name {
+			return &registered{config: cfg, handler: eh}
+		}
+	}
+	return nil
+}
