@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
@@ -42,8 +45,9 @@ func (a *Activities) DiscoverExtension(ctx context.Context, ref ObjectRef) error
 }
 
 // ReconcileClusterClassStatus validates a ClusterClass and writes its status: the effective
-// variable definitions (status.variables), the VariablesReconciled condition and the observed
-// generation.
+// variable definitions (status.variables: inline, and discovered by the external patches'
+// DiscoverVariables handlers), the VariablesReconciled condition and the observed generation.
+// When discovery fails the previous status.variables stay, as in Cluster API.
 func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref ObjectRef) error {
 	class := &clusterv1.ClusterClass{}
 	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ref.Namespace, ref.Name, class); err != nil {
@@ -52,21 +56,38 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		}
 		return fmt.Errorf("reading ClusterClass %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
+	discovered, discoveryErrs, err := a.discoverVariables(ctx, class)
+	if err != nil {
+		return err
+	}
 	cond := map[string]any{"type": "VariablesReconciled", "status": "True", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}
 	st := map[string]any{"observedGeneration": class.Generation}
-	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
+	vars := class.Status.Variables
+	if len(discoveryErrs) > 0 {
 		cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
-		cond["message"] = errs.ToAggregate().Error()
+		cond["message"] = "VariableDiscovery failed: " + strings.Join(discoveryErrs, "; ")
 	} else {
-		js, err := json.Marshal(variables.StatusVariables(class))
+		vars = variables.StatusVariables(class, discovered...)
+		checked := class.DeepCopy()
+		checked.Status.Variables = vars
+		if errs := validation.ClusterClass(checked, nil, nil); len(errs) > 0 {
+			cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
+			cond["message"] = errs.ToAggregate().Error()
+			if len(discovered) == 0 {
+				vars = nil // an invalid class without extensions has no effective variables
+			}
+		}
+	}
+	if len(vars) > 0 {
+		js, err := json.Marshal(vars)
 		if err != nil {
 			return err
 		}
-		var vars []any
-		if err := json.Unmarshal(js, &vars); err != nil {
+		var list []any
+		if err := json.Unmarshal(js, &list); err != nil {
 			return err
 		}
-		st["variables"] = vars
+		st["variables"] = list
 	}
 	if old := class.Status.Conditions.Get("VariablesReconciled"); old != nil && string(old.Status) == cond["status"] {
 		cond["lastTransitionTime"] = old.LastTransitionTime.UTC().Format(time.RFC3339)
@@ -77,6 +98,57 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
 		"status":   st,
 	}}
-	_, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager)
-	return err
+	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
+		return err
+	}
+	if len(discoveryErrs) > 0 {
+		// Retried with backoff until the extensions answer (a newer change of the class or of an
+		// ExtensionConfig starts a fresh run).
+		return fmt.Errorf("variable discovery of ClusterClass %s/%s failed: %s", class.Namespace, class.Name, strings.Join(discoveryErrs, "; "))
+	}
+	return nil
+}
+
+// discoversVariables says whether a class has external patches that define variables.
+func discoversVariables(class *clusterv1.ClusterClass) bool {
+	for _, p := range class.Spec.Patches {
+		if p.External != nil && p.External.DiscoverVariablesExtension != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// discoverVariables calls every external patch's DiscoverVariables handler. Failures of the
+// extensions, and definitions that are not valid, come back as messages for the condition; an
+// error means the API server could not be read (the activity retries).
+func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.ClusterClass) ([]variables.Discovered, []string, error) {
+	var out []variables.Discovered
+	var failed []string
+	rc := &runtimeext.Client{Kube: a.Kube}
+	for _, p := range class.Spec.Patches {
+		if p.External == nil || p.External.DiscoverVariablesExtension == nil {
+			continue
+		}
+		var resp hooksv1.DiscoverVariablesResponse
+		err := rc.CallExtension(ctx, hooksv1.DiscoverVariables, *p.External.DiscoverVariablesExtension, class.Namespace,
+			&hooksv1.DiscoverVariablesRequest{}, p.External.Settings, &resp)
+		switch {
+		case err != nil && !isExtensionError(err):
+			return nil, nil, err
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("patch %s: %v", p.Name, err))
+			continue
+		case resp.Status == "":
+			failed = append(failed, fmt.Sprintf("patch %s: DiscoverVariables handler %s gave no answer (failurePolicy Ignore)", p.Name, *p.External.DiscoverVariablesExtension))
+			continue
+		}
+		if errs := validation.Variables(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
+			failed = append(failed, fmt.Sprintf("patch %s: %v", p.Name, errs.ToAggregate()))
+			continue
+		}
+		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(resp.Variables))
+		out = append(out, variables.Discovered{Patch: p.Name, Variables: resp.Variables})
+	}
+	return out, failed, nil
 }

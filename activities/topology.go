@@ -117,11 +117,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	}
 	state, err := desired.Compute(l.input)
 	if err != nil {
-		var mt *desired.MissingTemplateError
-		if errors.As(err, &mt) {
-			return nil, missing("%s", err)
-		}
-		return nil, invalid(err)
+		return nil, computeFailed(err)
 	}
 	holdBack(state, l, decided)
 	res = &ApplyResult{
@@ -193,6 +189,21 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	return res, nil
 }
 
+// computeFailed classifies an error of the desired-state computation for the workflow.
+func computeFailed(err error) error {
+	var mt *desired.MissingTemplateError
+	var te *transientError
+	switch {
+	case errors.As(err, &mt):
+		return missing("%s", err)
+	case isExtensionError(err):
+		return extensionFailed(err)
+	case errors.As(err, &te):
+		return err // reading an ExtensionConfig failed: the activity retries
+	}
+	return invalid(err)
+}
+
 // load reads the Cluster, its class, the class's templates and the current topology objects. A
 // non-nil result means there is nothing to compute (the Cluster is gone, deleting, or unmanaged).
 func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyResult, error) {
@@ -232,6 +243,12 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 
 	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
 		return nil, nil, invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
+	}
+	if discoversVariables(class) && class.Status.ObservedGeneration < class.Generation {
+		// Its variables come from extensions: wait for the class's status (an event) so the
+		// Cluster's variables are checked against the discovered definitions.
+		return nil, nil, missing("ClusterClass %s/%s: variable discovery has not run for generation %d yet (status.observedGeneration %d)",
+			class.Namespace, class.Name, class.Generation, class.Status.ObservedGeneration)
 	}
 
 	templates := map[string]*unstructured.Unstructured{}
@@ -305,11 +322,12 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		cluster: cluster,
 		class:   class,
 		input: desired.Input{
-			Cluster:   cluster,
-			Class:     class,
-			Templates: templates,
-			Current:   current,
-			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
+			Extensions: a.patchExtensions(ctx, cluster.Namespace),
+			Cluster:    cluster,
+			Class:      class,
+			Templates:  templates,
+			Current:    current,
+			Names:      names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		},
 		currentMDs: mds,
 		currentMPs: mps,

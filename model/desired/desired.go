@@ -45,7 +45,7 @@ type Input struct {
 	Versions Versions
 	// Extensions serves the class's external patches; nil where no Runtime Extension can be
 	// called (a class with external patches then fails, naming the patch).
-	Extensions patches.Extensions
+	Extensions patches.Extensions `json:"-"`
 }
 
 // Versions are per-part Kubernetes versions.

@@ -149,9 +149,23 @@ func machineHealthCheck(m *clusterv1.MachineHealthCheckClass, p *field.Path) fie
 }
 
 func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
+	if errs := Variables(class.Spec.Variables, p); len(errs) > 0 {
+		return errs
+	}
+	if _, err := variables.Definitions(class); err != nil {
+		return field.ErrorList{field.Invalid(p, class.Name, err.Error())}
+	}
+	return nil
+}
+
+// Variables validates variable definitions, written in a ClusterClass or answered by a
+// DiscoverVariables handler: names, schemas (each must compile) and defaults (each must satisfy
+// its schema). p is where the list is written.
+func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
-	for i, v := range class.Spec.Variables {
+	defs := map[string]variables.Definition{}
+	for i, v := range vs {
 		vp := p.Index(i)
 		switch {
 		case v.Name == "":
@@ -164,20 +178,16 @@ func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorLis
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		}
 		seen[v.Name] = true
+		defs[v.Name] = variables.Definition{Name: v.Name, Required: v.Required, Schema: v.Schema.OpenAPIV3Schema}
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	defs, err := variables.Definitions(class)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, class.Name, err.Error())}
-	}
-	// Every schema must compile; a default must satisfy its own schema.
-	cache := variables.NewCache(defs)
+	cache := variables.NewCacheAt(defs, p)
 	if errs := cache.CompileAll(); len(errs) > 0 {
 		return errs
 	}
-	for _, v := range class.Spec.Variables {
+	for _, v := range vs {
 		if d := v.Schema.OpenAPIV3Schema.Default; d != nil {
 			for _, e := range cache.Validate([]clusterv1.ClusterVariable{{Name: v.Name, Value: *d}}, field.NewPath("x"), false) {
 				errs = append(errs, field.Invalid(p.Key(v.Name).Child("schema", "openAPIV3Schema", "default"), string(d.Raw), "default does not match the schema: "+e.Detail))
@@ -224,6 +234,9 @@ func classPatches(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList 
 			errs = append(errs, field.Duplicate(pp.Child("name"), patch.Name))
 		}
 		seen[patch.Name] = true
+		if patch.Name == variables.InlineDefinitionFrom {
+			errs = append(errs, field.Invalid(pp.Child("name"), patch.Name, `"inline" is reserved: it names the definitions written in spec.variables`))
+		}
 		if (len(patch.Definitions) > 0) == (patch.External != nil) {
 			errs = append(errs, field.Invalid(pp, patch.Name, "exactly one of definitions and external must be set"))
 		}

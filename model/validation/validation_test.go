@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
@@ -114,6 +115,8 @@ func TestClusterClassRules(t *testing.T) {
 		{"definitions or external", func(c *clusterv1.ClusterClass) {
 			c.Spec.Patches[0].External = &clusterv1.ExternalPatchDefinition{GenerateExtension: ptr("x")}
 		}, "exactly one of definitions and external must be set"},
+		{"inline is reserved", func(c *clusterv1.ClusterClass) { c.Spec.Patches[0].Name = "inline" },
+			`spec.patches[0].name: Invalid value: "inline": "inline" is reserved`},
 		{"kubernetesVersions semver", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.30.4", "1.31"} },
 			`spec.kubernetesVersions[1]: Invalid value: "1.31"`},
 		{"kubernetesVersions ascending", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.31.2", "v1.30.4"} },
@@ -130,6 +133,23 @@ func TestClusterClassRules(t *testing.T) {
 }
 
 func ptrIntStr(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+
+// TestDiscoveredVariables: definitions a DiscoverVariables handler answers are checked like
+// inline ones, with errors naming where they came from.
+func TestDiscoveredVariables(t *testing.T) {
+	p := field.NewPath("lb", "variables")
+	bad := []clusterv1.ClusterClassVariable{
+		{Name: "builtinX", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}},
+	}
+	assert.Contains(t, Variables(bad, p).ToAggregate().Error(), `lb.variables[0].name: Invalid value: "builtinX"`)
+	badDefault := []clusterv1.ClusterClassVariable{{Name: "tag", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{
+		Type: "string", MaxLength: ptrInt64(2), Default: &apiextensionsv1.JSON{Raw: []byte(`"toolong"`)}}}}}
+	assert.Contains(t, Variables(badDefault, p).ToAggregate().Error(), `lb.variables[tag].schema.openAPIV3Schema.default`)
+	ok := []clusterv1.ClusterClassVariable{{Name: "tag", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}}}
+	assert.Empty(t, Variables(ok, p))
+}
+
+func ptrInt64(v int64) *int64 { return &v }
 
 func TestClusterClassUpdateRules(t *testing.T) {
 	_, cluster := sample(t)

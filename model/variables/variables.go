@@ -18,6 +18,7 @@ import (
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -33,18 +34,45 @@ type Definition struct {
 	Schema   clusterv1.JSONSchemaProps
 }
 
-// StatusVariables computes ClusterClass status.variables from the class's inline definitions.
-func StatusVariables(class *clusterv1.ClusterClass) []clusterv1.ClusterClassStatusVariable {
-	out := make([]clusterv1.ClusterClassStatusVariable, 0, len(class.Spec.Variables))
-	for _, v := range class.Spec.Variables {
-		out = append(out, clusterv1.ClusterClassStatusVariable{
-			Name: v.Name,
-			Definitions: []clusterv1.ClusterClassStatusVariableDefinition{{
-				From: InlineDefinitionFrom, Required: v.Required, Metadata: v.Metadata, Schema: *v.Schema.DeepCopy(),
-			}},
-		})
+// Discovered is what one external patch's DiscoverVariables handler answered.
+type Discovered struct {
+	Patch     string
+	Variables []clusterv1.ClusterClassVariable
+}
+
+// StatusVariables computes ClusterClass status.variables: the inline definitions ("from": inline)
+// and the discovered ones ("from": the patch name), sorted by variable name, each variable's
+// definitions inline first and then in patch order. A variable whose definitions differ (required,
+// schema or metadata) has definitionsConflict set, as Cluster API sets it.
+func StatusVariables(class *clusterv1.ClusterClass, discovered ...Discovered) []clusterv1.ClusterClassStatusVariable {
+	byName := map[string]*clusterv1.ClusterClassStatusVariable{}
+	var order []string
+	add := func(v clusterv1.ClusterClassVariable, from string) {
+		d := clusterv1.ClusterClassStatusVariableDefinition{From: from, Required: v.Required, Metadata: v.Metadata, Schema: *v.Schema.DeepCopy()}
+		sv, ok := byName[v.Name]
+		if !ok {
+			sv = &clusterv1.ClusterClassStatusVariable{Name: v.Name}
+			byName[v.Name] = sv
+			order = append(order, v.Name)
+		} else if first := sv.Definitions[0]; first.Required != d.Required || !equality.Semantic.DeepEqual(first.Schema, d.Schema) ||
+			!equality.Semantic.DeepEqual(first.Metadata, d.Metadata) {
+			sv.DefinitionsConflict = true
+		}
+		sv.Definitions = append(sv.Definitions, d)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for _, v := range class.Spec.Variables {
+		add(v, InlineDefinitionFrom)
+	}
+	for _, d := range discovered {
+		for _, v := range d.Variables {
+			add(v, d.Patch)
+		}
+	}
+	sort.Strings(order)
+	out := make([]clusterv1.ClusterClassStatusVariable, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byName[n])
+	}
 	return out
 }
 
@@ -130,11 +158,18 @@ type Cache struct {
 	defs     map[string]Definition
 	compiled map[string]*compiled
 	errs     map[string]error
+	// at is where the definitions are written, for schema errors.
+	at *field.Path
 }
 
-// NewCache compiles the definitions lazily.
+// NewCache compiles the definitions lazily; schema errors name spec.variables.
 func NewCache(defs map[string]Definition) *Cache {
-	return &Cache{defs: defs, compiled: map[string]*compiled{}, errs: map[string]error{}}
+	return NewCacheAt(defs, field.NewPath("spec", "variables"))
+}
+
+// NewCacheAt is NewCache for definitions written elsewhere (a discovery answer).
+func NewCacheAt(defs map[string]Definition, at *field.Path) *Cache {
+	return &Cache{defs: defs, compiled: map[string]*compiled{}, errs: map[string]error{}, at: at}
 }
 
 func (c *Cache) get(name string) (*compiled, error) {
@@ -145,7 +180,7 @@ func (c *Cache) get(name string) (*compiled, error) {
 		return nil, err
 	}
 	d := c.defs[name]
-	cc, err := compile(d, field.NewPath("spec", "variables").Key(name).Child("schema", "openAPIV3Schema"))
+	cc, err := compile(d, c.at.Key(name).Child("schema", "openAPIV3Schema"))
 	if err != nil {
 		c.errs[name] = err
 		return nil, err

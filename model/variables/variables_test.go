@@ -183,6 +183,37 @@ func TestStatusVariables(t *testing.T) {
 	assert.Contains(t, string(js), `"from":"inline"`)
 }
 
+// TestStatusVariablesDiscovered: discovered definitions join the inline ones under the patch's
+// name; equal definitions agree, a differing schema or required flag is a conflict that the
+// Cluster side refuses to use.
+func TestStatusVariablesDiscovered(t *testing.T) {
+	str := clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}
+	class := &clusterv1.ClusterClass{Spec: clusterv1.ClusterClassSpec{Variables: []clusterv1.ClusterClassVariable{
+		{Name: "region", Required: true, Schema: str}, {Name: "proxy", Schema: str},
+	}}}
+	st := StatusVariables(class,
+		Discovered{Patch: "lb", Variables: []clusterv1.ClusterClassVariable{{Name: "proxy", Schema: str}, {Name: "etcdTag", Schema: str}}},
+		Discovered{Patch: "sec", Variables: []clusterv1.ClusterClassVariable{{Name: "region", Schema: str}}},
+	)
+	byName := map[string]clusterv1.ClusterClassStatusVariable{}
+	var names []string
+	for _, v := range st {
+		byName[v.Name] = v
+		names = append(names, v.Name)
+	}
+	assert.Equal(t, []string{"etcdTag", "proxy", "region"}, names)
+	assert.Equal(t, "lb", byName["etcdTag"].Definitions[0].From)
+	assert.False(t, byName["proxy"].DefinitionsConflict, "equal definitions agree")
+	assert.Equal(t, []string{"inline", "lb"}, []string{byName["proxy"].Definitions[0].From, byName["proxy"].Definitions[1].From})
+	assert.True(t, byName["region"].DefinitionsConflict, "required differs")
+
+	class.Status.Variables = st
+	defs, err := Definitions(class)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "variables with conflicting definitions: region")
+	assert.Contains(t, defs, "etcdTag", "a discovered variable is usable")
+}
+
 // FuzzValidate: validation of arbitrary values never panics.
 func FuzzValidate(f *testing.F) {
 	for _, s := range []string{`"x"`, `{"url":"u"}`, `[1,2]`, `{"a":{"b":[{}]}}`, `null`, `1e999`} {

@@ -157,6 +157,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				return
 			}
 			w.objects.Add(activities.ObjectRef{Kind: "ExtensionConfig", Name: u.GetName()})
+			w.rediscoverClasses(classes.GetStore(), u.GetName())
 		}
 		if _, err := extFactory.ForResource(extensionConfigs).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
@@ -289,6 +290,30 @@ func (w *Watcher) onClass(oldObj, obj any) {
 	}
 	w.trackTemplates(u)
 	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName())
+}
+
+// rediscoverClasses refreshes the status of the ClusterClasses whose external patches discover
+// variables from an ExtensionConfig that changed.
+func (w *Watcher) rediscoverClasses(classes cache.Store, config string) {
+	for _, obj := range classes.List() {
+		u := asUnstructured(obj)
+		if u == nil {
+			continue
+		}
+		patches, _, _ := unstructured.NestedSlice(u.Object, "spec", "patches")
+		for _, p := range patches {
+			name, _, _ := unstructured.NestedString(asMap(p), "external", "discoverVariablesExtension")
+			if _, cfg, ok := strings.Cut(name, "."); ok && cfg == config {
+				w.objects.Add(activities.ObjectRef{Kind: "ClusterClass", Namespace: u.GetNamespace(), Name: u.GetName()})
+				break
+			}
+		}
+	}
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // fanOutClass enqueues every Cluster of a class.
