@@ -114,7 +114,7 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 		Message           string `json:"message"`
 		RetryAfterSeconds int32  `json:"retryAfterSeconds"`
 	}
-	err := c.post(ctx, h.config, hooksv1.HandlerPath(hook, name), requestBody(h, hook, req, nil), h.timeout(), &resp)
+	err := c.postInjected(ctx, h.config, hooksv1.HandlerPath(hook, name), requestBody(h, hook, req, nil), h.timeout(), &resp)
 	if err != nil {
 		call.Error = err.Error()
 		call.Ignored = h.ignoresErrors()
@@ -235,8 +235,12 @@ func (c *Client) selects(ctx context.Context, cfg *runtimev1.ExtensionConfig, ns
 }
 
 // Discover asks an extension server for its handlers and records them in the ExtensionConfig's
-// status.handlers, named "<handler>.<extensionconfig>" as Cluster API names them.
+// status.handlers, named "<handler>.<extensionconfig>" as Cluster API names them. A CA injected
+// from a Secret (InjectCAAnnotation) is copied into the config first.
 func (c *Client) Discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) error {
+	if _, err := c.injectCA(ctx, cfg); err != nil {
+		return err
+	}
 	var resp hooksv1.DiscoveryResponse
 	req := map[string]any{"apiVersion": hooksv1.APIVersion, "kind": "DiscoveryRequest"}
 	if len(cfg.Spec.Settings) > 0 {

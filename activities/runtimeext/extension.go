@@ -80,7 +80,7 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 		return err
 	}
 	var raw json.RawMessage
-	if err := c.post(ctx, cfg, hooksv1.HandlerPath(hook, handler), requestBody(*h, hook, body, settings), h.timeout(), &raw); err != nil {
+	if err := c.postInjected(ctx, cfg, hooksv1.HandlerPath(hook, handler), requestBody(*h, hook, body, settings), h.timeout(), &raw); err != nil {
 		if h.ignoresErrors() {
 			return nil
 		}

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -97,5 +99,41 @@ func TestExtensionDiscovery(t *testing.T) {
 	e.eventually(30*time.Second, "re-discovered after the change", func() (bool, string) {
 		h := handlers()
 		return len(h) == 2, fmt.Sprint(h)
+	})
+}
+
+// TestCAInjection: an ExtensionConfig without a caBundle but with the inject-ca-from-secret
+// annotation gets the Secret's ca.crt, and discovery verifies the extension with it.
+func TestCAInjection(t *testing.T) {
+	e := newEnv(t, envOptions{extensionConfigs: true})
+	ext, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	t.Cleanup(ext.Close)
+	secret := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "ext-serving-cert", "namespace": e.ns},
+		"data":     map[string]any{"ca.crt": b64(ext.CABundle), "tls.crt": b64([]byte("unused"))},
+	}}
+	_, err = kc.Apply(e.ctx, secret, "integration-test")
+	require.NoError(t, err)
+	name := "ext-ca-" + e.ns
+	cfg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": runtimev1.GroupVersion.String(), "kind": "ExtensionConfig",
+		"metadata": map[string]any{"name": name, "annotations": map[string]any{
+			"runtime.cluster.x-k8s.io/inject-ca-from-secret": e.ns + "/ext-serving-cert"}},
+		"spec": map[string]any{
+			"clientConfig":      map[string]any{"url": ext.URL},
+			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"topoflow.dev/test": e.ns}},
+		},
+	}}
+	_, err = kc.Apply(e.ctx, cfg, "integration-test")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+
+	e.eventually(30*time.Second, "CA injected and handlers discovered", func() (bool, string) {
+		got := &runtimev1.ExtensionConfig{}
+		require.NoError(t, kc.GetTyped(e.ctx, extensionConfigs, "", name, got))
+		return len(got.Status.Handlers) == 1 && string(got.Spec.ClientConfig.CABundle) == string(ext.CABundle),
+			fmt.Sprintf("handlers %v, caBundle %d bytes", got.Status.Handlers, len(got.Spec.ClientConfig.CABundle))
 	})
 }
