@@ -128,7 +128,9 @@ func TestCAInjection(t *testing.T) {
 	}}
 	_, err = kc.Apply(e.ctx, cfg, "integration-test")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 
 	e.eventually(30*time.Second, "CA injected and handlers discovered", func() (bool, string) {
 		got := &runtimev1.ExtensionConfig{}
