@@ -356,8 +356,8 @@ func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
 	for i := range state.MachineDeployments {
 		md := &state.MachineDeployments[i]
 		cur := l.input.Current.MachineDeployments[md.TopologyName]
-		if cur == nil || decided.Pools[md.TopologyName] == target || cur.Spec.Template.Spec.Version == nil ||
-			*cur.Spec.Template.Spec.Version != decided.Pools[md.TopologyName] {
+		if cur == nil || decided.Pools[upgrade.PoolKey(false, md.TopologyName)] == target || cur.Spec.Template.Spec.Version == nil ||
+			*cur.Spec.Template.Spec.Version != decided.Pools[upgrade.PoolKey(false, md.TopologyName)] {
 			continue
 		}
 		// The spec waits (it would roll machines out); the object's own metadata does not.
@@ -372,8 +372,8 @@ func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
 	}
 	for i := range state.MachinePools {
 		mp := &state.MachinePools[i]
-		if cur := l.input.Current.MachinePools[mp.TopologyName]; cur != nil && decided.Pools[mp.TopologyName] != target &&
-			cur.Spec.Template.Spec.Version != nil && *cur.Spec.Template.Spec.Version == decided.Pools[mp.TopologyName] {
+		if cur := l.input.Current.MachinePools[mp.TopologyName]; cur != nil && decided.Pools[upgrade.PoolKey(true, mp.TopologyName)] != target &&
+			cur.Spec.Template.Spec.Version != nil && *cur.Spec.Template.Spec.Version == decided.Pools[upgrade.PoolKey(true, mp.TopologyName)] {
 			held := cur.DeepCopy()
 			held.Labels, held.Annotations = mp.Object.Labels, mp.Object.Annotations
 			mp.Object = held

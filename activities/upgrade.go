@@ -93,10 +93,10 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 	l.input.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
 	if w := topo.Workers; w != nil {
 		for _, md := range w.MachineDeployments {
-			l.input.Versions.MachineDeployments[md.Name] = res.Pools[md.Name]
+			l.input.Versions.MachineDeployments[md.Name] = res.Pools[upgrade.PoolKey(false, md.Name)]
 		}
 		for _, mp := range w.MachinePools {
-			l.input.Versions.MachinePools[mp.Name] = res.Pools[mp.Name]
+			l.input.Versions.MachinePools[mp.Name] = res.Pools[upgrade.PoolKey(true, mp.Name)]
 		}
 	}
 	if !res.InProgress {
@@ -128,7 +128,7 @@ func mdPool(name string, md *v1beta1.MachineDeployment) upgrade.Pool {
 }
 
 func mpPool(name string, mp *v1beta1.MachinePool) upgrade.Pool {
-	p := upgrade.Pool{Name: name}
+	p := upgrade.Pool{Name: name, MachinePool: true}
 	if mp == nil {
 		return p
 	}
@@ -158,8 +158,8 @@ func gateVersions(gate *UpgradeGate, in upgrade.Input, res *upgrade.Result) (str
 		if !p.Exists {
 			continue
 		}
-		if res.Pools[p.Name] != p.Version {
-			workersMoving, workersAt = true, res.Pools[p.Name]
+		if res.Pools[p.Key()] != p.Version {
+			workersMoving, workersAt = true, res.Pools[p.Key()]
 		}
 		if p.Version != gate.WorkersApproved || p.RollingOut {
 			workersDone = false
@@ -169,7 +169,7 @@ func gateVersions(gate *UpgradeGate, in upgrade.Input, res *upgrade.Result) (str
 		res.ControlPlane = cp.SpecVersion
 		for _, p := range in.Pools {
 			if p.Exists {
-				res.Pools[p.Name] = p.Version
+				res.Pools[p.Key()] = p.Version
 			}
 		}
 		res.Upgrading, res.Pending = nil, nil
@@ -192,7 +192,7 @@ func gateVersions(gate *UpgradeGate, in upgrade.Input, res *upgrade.Result) (str
 	case workersMoving && workersAt != gate.WorkersApproved:
 		for _, p := range in.Pools {
 			if p.Exists {
-				res.Pools[p.Name] = p.Version
+				res.Pools[p.Key()] = p.Version
 			}
 		}
 		res.Upgrading, res.Pending = nil, nil

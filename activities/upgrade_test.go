@@ -43,7 +43,7 @@ func TestGateOrder(t *testing.T) {
 			events = append(events, "cp→"+res.ControlPlane)
 		}
 		for j := range pools {
-			if v := res.Pools[pools[j].Name]; v != pools[j].Version {
+			if v := res.Pools[pools[j].Key()]; v != pools[j].Version {
 				pools[j].Version, pools[j].RollingOut, moved = v, true, true
 				events = append(events, pools[j].Name+"→"+v)
 			}

@@ -550,7 +550,7 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 		bootstrapRef: mdClass.Template.Bootstrap.Ref, infraRef: mdClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachineDeploymentTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name},
-		metadata:    mergeMeta(mdClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		metadata:    poolMeta(mdClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
 		roles: [2]patches.Role{patches.MachineDeploymentBootstrap, patches.MachineDeploymentInfrastructure},
 	}
 	if ns := mdClass.NamingStrategy; ns != nil {
@@ -586,7 +586,7 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 		bootstrapRef: mpClass.Template.Bootstrap.Ref, infraRef: mpClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachinePoolTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name},
-		metadata:    mergeMeta(mpClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		metadata:    poolMeta(mpClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
 		roles: [2]patches.Role{patches.MachinePoolBootstrap, patches.MachinePoolInfrastructure},
 	}
 	if ns := mpClass.NamingStrategy; ns != nil {
@@ -756,7 +756,7 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
 	bootstrap := c.rotate(c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/bootstrap")
 	infra := c.rotate(c.cloneTemplate(s.infra.template, s.infra.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/infrastructure")
-	meta := mergeMeta(mdClass.Template.Metadata, topo.Metadata)
+	meta := poolMeta(mdClass.Template.Metadata, topo.Metadata)
 	version := s.version
 	md := &clusterv1.MachineDeployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment"},
@@ -815,7 +815,7 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta := mergeMeta(mpClass.Template.Metadata, topo.Metadata)
+	meta := poolMeta(mpClass.Template.Metadata, topo.Metadata)
 	version := s.version
 	failureDomains := topo.FailureDomains
 	if failureDomains == nil {
@@ -976,6 +976,15 @@ func runtimeDeepCopy(v any) any {
 // mergeMeta merges class metadata with topology metadata; topology wins.
 func mergeMeta(class, topo clusterv1.ObjectMeta) clusterv1.ObjectMeta {
 	return clusterv1.ObjectMeta{Labels: mergeMaps(class.Labels, topo.Labels), Annotations: mergeMaps(class.Annotations, topo.Annotations)}
+}
+
+// poolMeta is a pool's metadata without the upgrade annotations (defer-upgrade,
+// hold-upgrade-sequence): they steer topoflow and, as in Cluster API, are not copied to the pool.
+func poolMeta(class, topo clusterv1.ObjectMeta) clusterv1.ObjectMeta {
+	m := mergeMeta(class, topo) // fresh maps
+	delete(m.Annotations, labels.DeferUpgrade)
+	delete(m.Annotations, labels.HoldUpgradeSequence)
+	return m
 }
 
 func metaToMap(m clusterv1.ObjectMeta) map[string]any {

@@ -391,3 +391,19 @@ func TestBookGolden(t *testing.T) {
 	assert.Contains(t, files[0].(map[string]any)["content"], `enforce: "restricted"`)
 	assert.Contains(t, files[0].(map[string]any)["content"], `audit: "restricted"`, "nested default")
 }
+
+// TestUpgradeAnnotationsStayOnTheTopology: defer-upgrade and hold-upgrade-sequence steer the
+// upgrade; they are not copied to the pools (or their machines), as in Cluster API.
+func TestUpgradeAnnotationsStayOnTheTopology(t *testing.T) {
+	in := sample(t)
+	w := in.Cluster.Spec.Topology.Workers
+	w.MachineDeployments[0].Metadata.Annotations = map[string]string{labels.DeferUpgrade: "", labels.HoldUpgradeSequence: "", "keep": "me"}
+	w.MachinePools[0].Metadata.Annotations = map[string]string{labels.DeferUpgrade: ""}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	md := s.MachineDeployments[0].Object
+	assert.Equal(t, map[string]string{"keep": "me"}, md.Annotations)
+	assert.Equal(t, map[string]string{"keep": "me"}, md.Spec.Template.ObjectMeta.Annotations)
+	assert.NotContains(t, s.MachinePools[0].Object.Annotations, labels.DeferUpgrade)
+	assert.NotContains(t, s.MachinePools[0].Object.Spec.Template.ObjectMeta.Annotations, labels.DeferUpgrade)
+}

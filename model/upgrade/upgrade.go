@@ -27,14 +27,29 @@ type ControlPlane struct {
 
 // Pool is a MachineDeployment or MachinePool of the topology, in topology order.
 type Pool struct {
-	Name   string
-	Exists bool
+	Name string
+	// MachinePool is set for MachinePools (their topology names may repeat MachineDeployments').
+	MachinePool bool
+	Exists      bool
 	// Version is the pool's current spec version.
 	Version string
 	// RollingOut is true while the pool's machines are being replaced.
 	RollingOut bool
-	// Defer and Hold mirror the defer-upgrade and hold-upgrade-sequence annotations.
+	// Defer and Hold mirror the defer-upgrade and hold-upgrade-sequence annotations. Hold holds
+	// the pool and every later pool of its kind (MachineDeployments and MachinePools are two
+	// sequences, as in Cluster API).
 	Defer, Hold bool
+}
+
+// Key identifies a pool in Result.Pools.
+func (p Pool) Key() string { return PoolKey(p.MachinePool, p.Name) }
+
+// PoolKey is the key of the MachineDeployment (or MachinePool) with that topology name.
+func PoolKey(machinePool bool, name string) string {
+	if machinePool {
+		return "MachinePool/" + name
+	}
+	return "MachineDeployment/" + name
 }
 
 // Input is a Cluster's upgrade state.
@@ -52,7 +67,8 @@ type Input struct {
 // Result is the version of every part, and where the upgrade stands.
 type Result struct {
 	ControlPlane string
-	Pools        map[string]string
+	// Pools maps Pool.Key to the pool's version.
+	Pools map[string]string
 	// InProgress is true while any part is not yet at the target.
 	InProgress bool
 	// ControlPlaneSteps are the control plane versions still to go, the next first.
@@ -82,7 +98,7 @@ func Compute(in Input) (*Result, error) {
 		// everything starts at the target; this is not an upgrade.
 		res.ControlPlane = in.Target
 		for _, p := range in.Pools {
-			res.Pools[p.Name] = in.Target
+			res.Pools[p.Key()] = in.Target
 		}
 		return res, nil
 	}
@@ -115,14 +131,14 @@ func Compute(in Input) (*Result, error) {
 			rollingOut++
 		}
 	}
-	held := false
+	held := map[bool]bool{} // by kind: a hold-upgrade-sequence seen earlier in the sequence
 	for _, p := range in.Pools {
 		if !p.Exists {
 			// A new pool starts at the version the control plane runs.
-			res.Pools[p.Name] = reached
+			res.Pools[p.Key()] = reached
 			continue
 		}
-		res.Pools[p.Name] = p.Version
+		res.Pools[p.Key()] = p.Version
 		if p.Version == reached {
 			if p.RollingOut {
 				res.Upgrading = append(res.Upgrading, p.Name)
@@ -137,8 +153,8 @@ func Compute(in Input) (*Result, error) {
 		switch {
 		case !mustMove:
 			continue
-		case held || p.Hold:
-			held = true
+		case held[p.MachinePool] || p.Hold:
+			held[p.MachinePool] = true
 			res.Held = append(res.Held, p.Name)
 		case p.Defer:
 			res.Deferred = append(res.Deferred, p.Name)
@@ -146,7 +162,7 @@ func Compute(in Input) (*Result, error) {
 			// Busy with another change: it takes the version once that is done (no double rollout).
 			res.Pending = append(res.Pending, p.Name)
 		case rollingOut < concurrency:
-			res.Pools[p.Name] = reached
+			res.Pools[p.Key()] = reached
 			res.Upgrading = append(res.Upgrading, p.Name)
 			rollingOut++
 		default:

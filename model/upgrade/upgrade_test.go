@@ -38,7 +38,7 @@ func (w *world) round(t *testing.T, in Input) []string {
 		changes = append(changes, "cp→"+res.ControlPlane)
 	}
 	for i := range w.pools {
-		if v := res.Pools[w.pools[i].Name]; v != w.pools[i].Version {
+		if v := res.Pools[w.pools[i].Key()]; v != w.pools[i].Version {
 			w.pools[i].Version, w.pools[i].RollingOut = v, true
 			changes = append(changes, w.pools[i].Name+"→"+v)
 		}
@@ -123,6 +123,23 @@ func TestDeferAndHold(t *testing.T) {
 	assert.Equal(t, []string{"md-1", "md-2"}, res.Held)
 }
 
+// TestHoldIsPerKind: hold-upgrade-sequence on a MachineDeployment holds the MachineDeployments
+// after it, not the MachinePools (two sequences, as in Cluster API); a MachineDeployment and a
+// MachinePool may share a topology name.
+func TestHoldIsPerKind(t *testing.T) {
+	w := newWorld("v1.30.5", "workers", "md-1")
+	w.pools[0].Hold = true
+	w.pools = append(w.pools, Pool{Name: "workers", MachinePool: true, Exists: true, Version: "v1.30.5"})
+	got := w.run(t, Input{Target: "v1.31.2"})
+	assert.Equal(t, []string{"cp→v1.31.2", "workers→v1.31.2"}, got, "only the MachinePool named workers moved")
+	assert.True(t, w.pools[2].MachinePool)
+	assert.Equal(t, "v1.31.2", w.pools[2].Version)
+	assert.Equal(t, "v1.30.5", w.pools[0].Version, "the held MachineDeployment named workers stays")
+	res, err := Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"workers", "md-1"}, res.Held)
+}
+
 // TestVersionBumpMidUpgrade: a new target set while pools still wait for the old one does not let
 // any pool skip the version it was promised: the control plane waits until all pools caught up.
 func TestVersionBumpMidUpgrade(t *testing.T) {
@@ -150,8 +167,8 @@ func TestNoDoubleRollout(t *testing.T) {
 	w.pools[0].RollingOut = true
 	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
 	require.NoError(t, err)
-	assert.Equal(t, "v1.30.5", res.Pools["md-0"], "busy pool keeps its version")
-	assert.Equal(t, "v1.30.5", res.Pools["md-1"], "and counts against the concurrency")
+	assert.Equal(t, "v1.30.5", res.Pools[PoolKey(false, "md-0")], "busy pool keeps its version")
+	assert.Equal(t, "v1.30.5", res.Pools[PoolKey(false, "md-1")], "and counts against the concurrency")
 	assert.Equal(t, []string{"md-0", "md-1"}, res.Pending)
 }
 
@@ -159,7 +176,7 @@ func TestCreateAndNewPoolMidUpgrade(t *testing.T) {
 	res, err := Compute(Input{Target: "v1.31.2", Pools: []Pool{{Name: "md-0"}}})
 	require.NoError(t, err)
 	assert.Equal(t, "v1.31.2", res.ControlPlane)
-	assert.Equal(t, "v1.31.2", res.Pools["md-0"])
+	assert.Equal(t, "v1.31.2", res.Pools[PoolKey(false, "md-0")])
 	assert.False(t, res.InProgress)
 
 	// A control plane still initializing at the target is a creation, not an upgrade.
@@ -167,13 +184,13 @@ func TestCreateAndNewPoolMidUpgrade(t *testing.T) {
 		Pools: []Pool{{Name: "md-0"}}})
 	require.NoError(t, err)
 	assert.False(t, res.InProgress)
-	assert.Equal(t, "v1.31.2", res.Pools["md-0"])
+	assert.Equal(t, "v1.31.2", res.Pools[PoolKey(false, "md-0")])
 
 	w := newWorld("v1.30.5", "md-0")
 	w.round(t, Input{Target: "v1.31.2"}) // control plane upgrading
 	res, err = Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: append(w.pools, Pool{Name: "md-new"})})
 	require.NoError(t, err)
-	assert.Equal(t, "v1.31.2", res.Pools["md-new"], "a new pool starts at the control plane's version")
+	assert.Equal(t, "v1.31.2", res.Pools[PoolKey(false, "md-new")], "a new pool starts at the control plane's version")
 }
 
 func TestPlan(t *testing.T) {

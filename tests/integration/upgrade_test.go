@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 )
 
@@ -71,6 +73,22 @@ func TestChainedUpgrade(t *testing.T) {
 		"pools upgraded one after another, in topology order")
 }
 
+// upgradeProgress says which parts have rolled out version (pool names; "" is the control plane)
+// and the Cluster's TopologyReconciled message.
+func (e *env) upgradeProgress(version string) (map[string]bool, string) {
+	msg := ""
+	if cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled"); cond != nil {
+		msg = cond.Message
+	}
+	at := map[string]bool{}
+	for _, tr := range e.sim.Transitions() {
+		if tr.Version == version {
+			at[poolOf(tr)] = true
+		}
+	}
+	return at, msg
+}
+
 func poolOf(tr provider.Transition) string {
 	if tr.Kind == "SimControlPlane" {
 		return ""
@@ -105,17 +123,7 @@ func TestUpgradeConcurrencyAndDefer(t *testing.T) {
 	c.Spec.Topology.Version = "v1.32.0"
 	e.updateTopology(c)
 	e.eventually(90*time.Second, "md-0 and mp-0 upgraded, md-1 deferred", func() (bool, string) {
-		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
-		msg := ""
-		if cond != nil {
-			msg = cond.Message
-		}
-		at := map[string]bool{}
-		for _, tr := range e.sim.Transitions() {
-			if tr.Version == "v1.32.0" {
-				at[poolOf(tr)] = true
-			}
-		}
+		at, msg := e.upgradeProgress("v1.32.0")
 		return at["md-0"] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade deferred: md-1"), fmt.Sprintf("%v %q", at, msg)
 	})
 	var md0, mp0 provider.Transition
@@ -202,4 +210,60 @@ func TestVersionBumpMidUpgrade(t *testing.T) {
 		assert.Equal(t, []string{"v1.31.2", "v1.32.0", "v1.33.0"}, pools[p], "%s went through the version it was promised", p)
 		assert.True(t, reached132[p].Before(cpAt133), "%s reached v1.32.0 before the control plane moved on", p)
 	}
+}
+
+// TestUpgradeHoldSequence: hold-upgrade-sequence on the first MachineDeployment holds it and the
+// MachineDeployments after it once the control plane is upgraded; the MachinePools are their own
+// sequence and go ahead. Lifting the hold lets the MachineDeployments follow, in order.
+func TestUpgradeHoldSequence(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", "machineDeployments")
+			mds[0].(map[string]any)["metadata"] = map[string]any{"labels": map[string]any{"pool": "general"},
+				"annotations": map[string]any{"topology.cluster.x-k8s.io/hold-upgrade-sequence": ""}}
+			require.NoError(t, unstructured.SetNestedSlice(u.Object, mds, "spec", "topology", "workers", "machineDeployments"))
+		}
+	})
+	e.waitReconciled("demo", 90*time.Second)
+	for _, md := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+		assert.NotContains(t, md.GetAnnotations(), "topology.cluster.x-k8s.io/hold-upgrade-sequence", "the annotation stays on the topology")
+	}
+
+	c := e.cluster("demo")
+	c.Spec.Topology.Version = "v1.32.0"
+	e.updateTopology(c)
+	e.eventually(90*time.Second, "control plane and mp-0 upgraded, the MachineDeployments held", func() (bool, string) {
+		at, msg := e.upgradeProgress("v1.32.0")
+		return at[""] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade held: md-0, md-1"),
+			fmt.Sprintf("%v %q", at, msg)
+	})
+	time.Sleep(3 * time.Second) // a few more passes: nothing held moves
+	for _, tr := range e.sim.Transitions() {
+		if tr.Kind == "MachineDeployment" && tr.Version == "v1.32.0" {
+			t.Fatalf("%s upgraded while held", poolOf(tr))
+		}
+	}
+
+	c = e.cluster("demo")
+	c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Annotations = nil
+	e.updateTopology(c)
+	e.eventually(90*time.Second, "the MachineDeployments follow once released", func() (bool, string) {
+		var order []string
+		for _, tr := range e.sim.Transitions() {
+			if tr.Kind == "MachineDeployment" && tr.Version == "v1.32.0" {
+				order = append(order, poolOf(tr))
+			}
+		}
+		return len(order) == 2, fmt.Sprint(order)
+	})
+	var order []string
+	for _, tr := range e.sim.Transitions() {
+		if tr.Kind == "MachineDeployment" && tr.Version == "v1.32.0" {
+			order = append(order, poolOf(tr))
+		}
+	}
+	assert.Equal(t, []string{"md-0", "md-1"}, order, "in topology order")
+	e.waitReconciled("demo", 60*time.Second)
 }
