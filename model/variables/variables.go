@@ -3,7 +3,9 @@
 // formats, patterns, bounds, enums, defaults and x-kubernetes-* extensions behave as in a CRD),
 // and errors carry field paths such as spec.topology.variables[region].value.
 //
-// CEL rules (x-kubernetes-validations) are decoded but not evaluated yet.
+// CEL rules (x-kubernetes-validations, with message, messageExpression, reason and fieldPath) are
+// compiled with the class and evaluated on every value, as the API server evaluates a CRD's;
+// transition rules (oldSelf) are not, as there is no old value.
 package variables
 
 import (
@@ -15,10 +17,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -106,6 +110,8 @@ func Definitions(class *clusterv1.ClusterClass) (map[string]Definition, error) {
 type compiled struct {
 	validator  validation.SchemaValidator
 	structural *structuralschema.Structural
+	// rules evaluates x-kubernetes-validations (nil without rules).
+	rules *cel.Validator
 	// wrapped is the structural schema of an object holding the variable under its name; defaulting
 	// a top-level value needs a parent object.
 	wrapped *structuralschema.Structural
@@ -150,7 +156,11 @@ func compile(d Definition, schemaPath *field.Path) (*compiled, error) {
 	if errs := structuralschema.ValidateStructural(nil, ws); len(errs) > 0 {
 		return nil, field.Invalid(schemaPath, d.Name, "schema is not structural: "+errs.ToAggregate().Error())
 	}
-	return &compiled{validator: v, structural: ss, wrapped: ws}, nil
+	rules, err := compileRules(ss, schemaPath)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{validator: v, structural: ss, wrapped: ws, rules: rules}, nil
 }
 
 // Cache compiles each definition once; a ClusterClass's definitions are shared by all its Clusters.
@@ -303,12 +313,18 @@ func (c *Cache) Validate(values []clusterv1.ClusterVariable, fldPath *field.Path
 			errs = append(errs, field.Required(valuePath, "a value is required"))
 			continue
 		}
+		// As the API server decodes: integers as int64 (CEL rules tell int from double).
 		var val any
-		if err := json.Unmarshal(v.Value.Raw, &val); err != nil {
+		if err := utiljson.Unmarshal(v.Value.Raw, &val); err != nil {
 			errs = append(errs, field.Invalid(valuePath, string(v.Value.Raw), "not valid JSON"))
 			continue
 		}
-		for _, e := range validation.ValidateCustomResource(valuePath, val, cc.validator) {
+		schemaErrs := validation.ValidateCustomResource(valuePath, val, cc.validator)
+		if len(schemaErrs) == 0 {
+			// CEL rules assume a value of the right shape, as in the API server.
+			schemaErrs = validateRules(cc.rules, cc.structural, valuePath, val)
+		}
+		for _, e := range schemaErrs {
 			// The schema validator names list items ".[0]"; the API convention is "[0]".
 			e.Field = strings.ReplaceAll(e.Field, ".[", "[")
 			errs = append(errs, e)
