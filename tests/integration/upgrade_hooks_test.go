@@ -107,6 +107,21 @@ func TestUpgradeHooks(t *testing.T) {
 		"BeforeWorkersUpgrade(v1.33.1)", "AfterWorkersUpgrade(v1.33.1)",
 		"AfterClusterUpgrade(v1.33.1)",
 	}, order, "Cluster API's hook order over a chained upgrade")
+	// Each hook is called once per step; only BeforeClusterUpgrade repeats (it blocked).
+	count := map[string]int{}
+	for _, call := range ext.Calls("") {
+		v, _ := call.Body["kubernetesVersion"].(string)
+		if v == "" {
+			v, _ = call.Body["toKubernetesVersion"].(string)
+		}
+		count[call.Hook+"("+v+")"]++
+	}
+	for key, n := range count {
+		if key != "BeforeClusterUpgrade(v1.33.1)" {
+			assert.Equal(t, 1, n, "%s called once", key)
+		}
+	}
+	assert.GreaterOrEqual(t, count["BeforeClusterUpgrade(v1.33.1)"], 2, "BeforeClusterUpgrade retried while it blocked")
 	afterCPAt := map[string]time.Time{"v1.32.4": at["AfterControlPlaneUpgrade(v1.32.4)"], "v1.33.1": at["AfterControlPlaneUpgrade(v1.33.1)"]}
 
 	var cp []provider.Transition

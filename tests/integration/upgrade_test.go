@@ -18,16 +18,29 @@ import (
 )
 
 // TestChainedUpgrade: with kubernetesVersions in the class, an upgrade over two minors steps the
-// control plane through the last patch of each minor, then upgrades the pools one after another
-// straight to the target (within the supported skew they skip the intermediate step).
+// control plane through the last patch of each minor, then upgrades the three pools straight to the
+// target (within the supported skew they skip the intermediate step): one after another in
+// topology order with the default concurrency, two at a time with upgrade-concurrency 2.
 func TestChainedUpgrade(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	for _, concurrency := range []int{1, 2} {
+		t.Run(fmt.Sprintf("concurrency %d", concurrency), func(t *testing.T) {
+			chainedUpgrade(t, concurrency)
+		})
+	}
+}
+
+func chainedUpgrade(t *testing.T, concurrency int) {
+	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 2 * time.Second}})
 	e.applyFile(classFile, func(u *unstructured.Unstructured) {
 		if u.GetKind() == "ClusterClass" {
 			require.NoError(t, unstructured.SetNestedStringSlice(u.Object, []string{"v1.31.2", "v1.32.1", "v1.32.4", "v1.33.1"}, "spec", "kubernetesVersions"))
 		}
 	})
-	e.applyFile(clusterFile)
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" && concurrency > 1 {
+			u.SetAnnotations(map[string]string{"topology.cluster.x-k8s.io/upgrade-concurrency": fmt.Sprint(concurrency)})
+		}
+	})
 	e.waitReconciled("demo", 90*time.Second)
 
 	c := e.cluster("demo")
@@ -35,28 +48,20 @@ func TestChainedUpgrade(t *testing.T) {
 	e.updateTopology(c)
 
 	e.eventually(120*time.Second, "every part rolled out v1.33.1", func() (bool, string) {
-		done := map[string]bool{}
-		for _, tr := range e.sim.Transitions() {
-			if tr.Version == "v1.33.1" {
-				done[tr.Kind+"/"+poolOf(tr)] = true
-			}
-		}
-		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
-		msg := ""
-		if cond != nil {
-			msg = cond.Reason + ": " + cond.Message
-		}
-		return len(done) == 4, fmt.Sprintf("%v; %s", done, msg)
+		at, msg := e.upgradeProgress("v1.33.1")
+		return len(at) == 4, fmt.Sprintf("%v; %s", at, msg)
 	})
 	e.waitReconciled("demo", 60*time.Second)
 
 	// What each part reported, in the order the rollouts finished.
 	var seq []string
+	finished := map[string]time.Time{}
 	versions := map[string][]string{}
 	for _, tr := range e.sim.Transitions() {
 		versions[tr.Kind] = append(versions[tr.Kind], tr.Version)
 		if tr.Version != "v1.31.2" {
 			seq = append(seq, tr.Kind+"/"+poolOf(tr)+"@"+tr.Version)
+			finished[poolOf(tr)] = tr.At
 		}
 	}
 	assert.Equal(t, []string{"v1.31.2", "v1.32.4", "v1.33.1"}, versions["SimControlPlane"], "control plane stepped through v1.32.4")
@@ -69,8 +74,20 @@ func TestChainedUpgrade(t *testing.T) {
 	assert.Equal(t, "SimControlPlane/@v1.32.4", seq[0])
 	assert.Equal(t, "SimControlPlane/@v1.33.1", seq[1])
 	pools := seq[2:]
-	assert.Equal(t, []string{"MachineDeployment/md-0@v1.33.1", "MachineDeployment/md-1@v1.33.1", "MachinePool/mp-0@v1.33.1"}, pools,
-		"pools upgraded one after another, in topology order")
+	if concurrency == 1 {
+		assert.Equal(t, []string{"MachineDeployment/md-0@v1.33.1", "MachineDeployment/md-1@v1.33.1", "MachinePool/mp-0@v1.33.1"}, pools,
+			"pools upgraded one after another, in topology order")
+		return
+	}
+	assert.ElementsMatch(t, []string{"MachineDeployment/md-0@v1.33.1", "MachineDeployment/md-1@v1.33.1"}, pools[:2],
+		"the first two pools in topology order go first")
+	assert.Equal(t, "MachinePool/mp-0@v1.33.1", pools[2])
+	gap := finished["md-0"].Sub(finished["md-1"])
+	if gap < 0 {
+		gap = -gap
+	}
+	assert.Less(t, gap, 1500*time.Millisecond, "md-0 and md-1 rolled out together (rollouts take 2s)")
+	assert.GreaterOrEqual(t, finished["mp-0"].Sub(finished["md-0"]), 1500*time.Millisecond, "mp-0 waited for a free slot")
 }
 
 // upgradeProgress says which parts have rolled out version (pool names; "" is the control plane)
