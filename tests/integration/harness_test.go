@@ -89,6 +89,8 @@ type envOptions struct {
 	timing workflows.Timing
 	// extensionConfigs turns on the watcher's cluster-wide ExtensionConfig watch.
 	extensionConfigs bool
+	// kube is the client topoflow (worker and watcher) uses; the test's admin client by default.
+	kube *kube.Client
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -102,8 +104,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		metav1.CreateOptions{})
 	require.NoError(t, err)
 
+	tk := kc
+	if o.kube != nil {
+		tk = o.kube
+	}
 	w := worker.New(tc, e.taskQueue, worker.Options{})
-	workflows.Register(w, activities.New(kc, log))
+	workflows.Register(w, activities.New(tk, log))
 	require.NoError(t, w.Start())
 
 	if o.sim.ProvisionDelay == 0 {
@@ -119,7 +125,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.timing.WaitResync == 0 {
 		o.timing.WaitResync = 20 * time.Second
 	}
-	wt := watcher.New(kc, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs}, log.With("component", "watcher"))
+	wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs}, log.With("component", "watcher"))
 	go func() { _ = wt.Run(ctx) }()
 
 	t.Cleanup(func() {
