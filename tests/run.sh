@@ -19,10 +19,11 @@ go vet -tags integration ./tests/...
 echo "== unit tests"
 go test -race -count=1 ./model/... ./activities/... ./workflows/... ./cmd/... ./tests/sim/...
 
-echo "== fuzzing (briefly): manifest decoding, variable validation, patch engine"
+echo "== fuzzing (briefly): manifest decoding, variable validation, patch engine, extension answers"
 go test -run '^$' -fuzz '^FuzzStrict$' -fuzztime "${FUZZTIME:-10s}" ./model/decode
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "${FUZZTIME:-10s}" ./model/variables
 go test -run '^$' -fuzz '^FuzzApply$' -fuzztime "${FUZZTIME:-10s}" ./model/patches
+go test -run '^$' -fuzz '^FuzzExternalAnswer$' -fuzztime "${FUZZTIME:-10s}" ./model/patches
 
 echo "== local test stack"
 cleanup() {

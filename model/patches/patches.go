@@ -278,6 +278,9 @@ func takeSpec(tmpl *unstructured.Unstructured, patched []byte) error {
 		return err
 	}
 	if spec, ok := out["spec"]; ok {
+		if _, isObject := spec.(map[string]any); !isObject {
+			return fmt.Errorf("the patched spec is not an object")
+		}
 		tmpl.Object["spec"] = spec
 	} else {
 		delete(tmpl.Object, "spec")
