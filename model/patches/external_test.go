@@ -23,7 +23,9 @@ func (a answering) GeneratePatches(_ string, _ map[string]string, req *hooksv1.G
 	}, nil
 }
 
-func (answering) ValidateTopology(string, map[string]string, *hooksv1.ValidateTopologyRequest) error { return nil }
+func (answering) ValidateTopology(string, map[string]string, *hooksv1.ValidateTopologyRequest) error {
+	return nil
+}
 
 func externalPatch() []clusterv1.ClusterClassPatch {
 	gen := "gen.ext"
