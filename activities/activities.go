@@ -35,6 +35,8 @@ const (
 type Activities struct {
 	Kube *kube.Client
 	Log  *slog.Logger
+	// answers reuses external patch answers within a pass (nil: no reuse).
+	answers *answerCache
 }
 
 // New returns the activity set.
@@ -42,7 +44,7 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{Kube: k, Log: log}
+	return &Activities{Kube: k, Log: log, answers: newAnswerCache()}
 }
 
 func missing(format string, args ...any) error {

@@ -31,8 +31,8 @@ type patchExtensions struct {
 
 var _ patches.Extensions = patchExtensions{}
 
-func (a *Activities) patchExtensions(ctx context.Context, namespace string) patchExtensions {
-	return patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace}
+func (a *Activities) patchExtensions(ctx context.Context, namespace string) patches.Extensions {
+	return cachedExtensions{next: patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace}, cache: a.answers}
 }
 
 func (p patchExtensions) GeneratePatches(handler string, settings map[string]string, req *hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {

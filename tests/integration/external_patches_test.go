@@ -147,6 +147,24 @@ func TestExternalPatches(t *testing.T) {
 	assert.Len(t, req.Items, 9)
 	assert.GreaterOrEqual(t, len(ext.Calls(hooksv1.ValidateTopology)), 2)
 
+	// Passes over the unchanged topology (woken by a change to the class's metadata) reuse the
+	// answers: each pass computes the topology once per apply scope, yet the extension is not
+	// called again for the same request.
+	// (The Cluster's annotations are builtin.cluster.metadata: wait until the pending-hooks
+	// annotation is gone, or its removal is a real change.)
+	e.eventually(10*time.Second, "no hook pending", func() (bool, string) {
+		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
+		return !ok, v
+	})
+	touch := func(i int) {
+		e.annotate(clusterv1.GroupVersion.String(), "ClusterClass", "quick-start", "example.com/touched", fmt.Sprint(i))
+	}
+	e.touchPasses("demo", 1, 0, touch) // computes the request without the annotation
+	before, start := len(ext.Calls(hooksv1.GeneratePatches)), e.passes("demo")
+	e.touchPasses("demo", 3, 200*time.Millisecond, func(i int) { touch(i + 1) })
+	assert.GreaterOrEqual(t, e.passes("demo")-start, 3)
+	assert.Zero(t, len(ext.Calls(hooksv1.GeneratePatches))-before, "answers reused")
+
 	// Day 2: a new tag rotates the workers' machine templates.
 	e.applyFile(clusterFile, onlyKinds("Cluster"), func(u *unstructured.Unstructured) {
 		vars, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "variables")

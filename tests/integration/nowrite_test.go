@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -46,29 +48,47 @@ func TestNoWriteWhenNothingChanged(t *testing.T) {
 		}
 		return out
 	}
-	passes := func() int {
-		v, err := tc.QueryWorkflow(context.Background(), workflows.WorkflowID(e.ns, "demo"), "", workflows.QueryState)
-		require.NoError(t, err)
-		var s workflows.State
-		require.NoError(t, v.Get(&s))
-		return s.Passes
-	}
 	before := snapshot()
 	require.Len(t, before, 15, fmt.Sprint(before))
-	start := passes()
-
-	// Unrelated changes to the Cluster wake the workflow; each runs a full pass. The field
-	// manager's times have one-second resolution: the passes are spread over several seconds.
-	for i := range 3 {
-		time.Sleep(1100 * time.Millisecond)
-		c := e.cluster("demo")
-		c.Annotations = map[string]string{"example.com/touched": fmt.Sprint(i)}
-		e.updateTopology(c)
-	}
-	e.eventually(30*time.Second, "three more passes", func() (bool, string) {
-		n := passes()
-		return n >= start+3, fmt.Sprint(n-start, " passes")
+	// The field manager's times have one-second resolution: the passes are spread over seconds.
+	e.touchPasses("demo", 3, 1100*time.Millisecond, func(i int) {
+		e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", fmt.Sprint(i))
 	})
 	e.waitReconciled("demo", 30*time.Second)
 	assert.Equal(t, before, snapshot(), "no topology object was written")
+}
+
+// passes is how many passes a Cluster's workflow has run (in its current run).
+func (e *env) passes(name string) int {
+	e.t.Helper()
+	v, err := tc.QueryWorkflow(context.Background(), workflows.WorkflowID(e.ns, name), "", workflows.QueryState)
+	require.NoError(e.t, err)
+	var s workflows.State
+	require.NoError(e.t, v.Get(&s))
+	return s.Passes
+}
+
+// touchPasses makes a Cluster's workflow run n more passes over an unchanged topology: touch(i)
+// makes an unrelated change that wakes it, at least gap apart, each once the previous pass ran
+// (events that arrive together are coalesced into one pass).
+func (e *env) touchPasses(name string, n int, gap time.Duration, touch func(i int)) {
+	e.t.Helper()
+	for i := range n {
+		start := e.passes(name)
+		time.Sleep(gap)
+		touch(i)
+		e.eventually(30*time.Second, "another pass", func() (bool, string) {
+			got := e.passes(name)
+			return got > start, fmt.Sprint(got-start, " passes")
+		})
+	}
+}
+
+// annotate sets an annotation of an object in the test namespace with its own field manager.
+func (e *env) annotate(apiVersion, kind, name, key, value string) {
+	e.t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
+		"metadata": map[string]any{"name": name, "namespace": e.ns, "annotations": map[string]any{key: value}}}}
+	_, err := kc.Apply(e.ctx, obj, "integration-test-annotate")
+	require.NoError(e.t, err)
 }

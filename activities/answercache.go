@@ -1,0 +1,122 @@
+package activities
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	"github.com/topoflow/topoflow/model/patches"
+)
+
+// answerTTL bounds how long an external patch answer is reused: long enough to cover one pass
+// (which computes the topology once per apply scope), short enough that a new extension release
+// takes effect at once.
+const answerTTL = 30 * time.Second
+
+// answerCacheSize bounds the cache; when full, expired entries go, then everything.
+const answerCacheSize = 1024
+
+// answerCache keeps external patch answers briefly, keyed by hook, handler, settings and the whole
+// request. Cluster API's contract for external patches is that the same request always gets the
+// same answer, so a second computation of an unchanged topology need not call the extension again.
+// Only successful answers are kept. A nil cache keeps nothing.
+type answerCache struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	entries map[string]cachedAnswer
+}
+
+type cachedAnswer struct {
+	at       time.Time
+	generate *hooksv1.GeneratePatchesResponse // nil for a ValidateTopology success
+}
+
+func newAnswerCache() *answerCache {
+	return &answerCache{now: time.Now, entries: map[string]cachedAnswer{}}
+}
+
+func answerKey(hook, handler string, settings map[string]string, req any) (string, error) {
+	js, err := json.Marshal(struct {
+		Hook, Handler string
+		Settings      map[string]string // encoding/json sorts map keys
+		Request       any
+	}{hook, handler, settings, req})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(js)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func (c *answerCache) get(key string) (cachedAnswer, bool) {
+	if c == nil {
+		return cachedAnswer{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.entries[key]
+	if !ok || c.now().Sub(a.at) > answerTTL {
+		return cachedAnswer{}, false
+	}
+	return a, true
+}
+
+func (c *answerCache) put(key string, a cachedAnswer) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.entries) >= answerCacheSize {
+		for k, e := range c.entries {
+			if now.Sub(e.at) > answerTTL {
+				delete(c.entries, k)
+			}
+		}
+		if len(c.entries) >= answerCacheSize {
+			c.entries = map[string]cachedAnswer{}
+		}
+	}
+	a.at = now
+	c.entries[key] = a
+}
+
+// cachedExtensions serves external patches from the cache, calling next on a miss.
+type cachedExtensions struct {
+	next  patches.Extensions
+	cache *answerCache
+}
+
+func (c cachedExtensions) GeneratePatches(handler string, settings map[string]string, req *hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
+	key, err := answerKey(hooksv1.GeneratePatches, handler, settings, req)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := c.cache.get(key); ok {
+		return a.generate, nil
+	}
+	resp, err := c.next.GeneratePatches(handler, settings, req)
+	if err == nil && resp != nil {
+		c.cache.put(key, cachedAnswer{generate: resp})
+	}
+	return resp, err
+}
+
+func (c cachedExtensions) ValidateTopology(handler string, settings map[string]string, req *hooksv1.ValidateTopologyRequest) error {
+	key, err := answerKey(hooksv1.ValidateTopology, handler, settings, req)
+	if err != nil {
+		return err
+	}
+	if _, ok := c.cache.get(key); ok {
+		return nil
+	}
+	if err := c.next.ValidateTopology(handler, settings, req); err != nil {
+		return err
+	}
+	c.cache.put(key, cachedAnswer{})
+	return nil
+}
