@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -85,10 +86,25 @@ func (c *answerCache) put(key string, a cachedAnswer) {
 	c.entries[key] = a
 }
 
-// cachedExtensions serves external patches from the cache, calling next on a miss.
+// cachedExtensions serves external patches from the cache, calling next on a miss, and notes
+// each answer in calls (when set) for the activity's result.
 type cachedExtensions struct {
 	next  patches.Extensions
 	cache *answerCache
+	calls *[]string
+}
+
+func (c cachedExtensions) note(format string, args ...any) {
+	if c.calls != nil {
+		*c.calls = append(*c.calls, fmt.Sprintf(format, args...))
+	}
+}
+
+func reused(hit bool) string {
+	if hit {
+		return " (answer reused)"
+	}
+	return ""
 }
 
 func (c cachedExtensions) GeneratePatches(handler string, settings map[string]string, req *hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
@@ -96,14 +112,23 @@ func (c cachedExtensions) GeneratePatches(handler string, settings map[string]st
 	if err != nil {
 		return nil, err
 	}
+	resp, hit := (*hooksv1.GeneratePatchesResponse)(nil), false
 	if a, ok := c.cache.get(key); ok {
-		return a.generate, nil
+		resp, hit = a.generate, true
+	} else {
+		if resp, err = c.next.GeneratePatches(handler, settings, req); err != nil {
+			return nil, err
+		}
+		if resp != nil {
+			c.cache.put(key, cachedAnswer{generate: resp})
+		}
 	}
-	resp, err := c.next.GeneratePatches(handler, settings, req)
-	if err == nil && resp != nil {
-		c.cache.put(key, cachedAnswer{generate: resp})
+	if resp == nil {
+		c.note("GeneratePatches %s: no answer (failurePolicy Ignore)", handler)
+	} else {
+		c.note("GeneratePatches %s: %d patch(es)%s", handler, len(resp.Items), reused(hit))
 	}
-	return resp, err
+	return resp, nil
 }
 
 func (c cachedExtensions) ValidateTopology(handler string, settings map[string]string, req *hooksv1.ValidateTopologyRequest) error {
@@ -111,12 +136,13 @@ func (c cachedExtensions) ValidateTopology(handler string, settings map[string]s
 	if err != nil {
 		return err
 	}
-	if _, ok := c.cache.get(key); ok {
-		return nil
+	_, hit := c.cache.get(key)
+	if !hit {
+		if err := c.next.ValidateTopology(handler, settings, req); err != nil {
+			return err
+		}
+		c.cache.put(key, cachedAnswer{})
 	}
-	if err := c.next.ValidateTopology(handler, settings, req); err != nil {
-		return err
-	}
-	c.cache.put(key, cachedAnswer{})
+	c.note("ValidateTopology %s: valid%s", handler, reused(hit))
 	return nil
 }

@@ -38,7 +38,8 @@ func TestAnswerCache(t *testing.T) {
 	cache := newAnswerCache()
 	cache.now = func() time.Time { return now }
 	next := &countingExtensions{}
-	ext := cachedExtensions{next: next, cache: cache}
+	var notes []string
+	ext := cachedExtensions{next: next, cache: cache, calls: &notes}
 	req := func(tag string) *hooksv1.GeneratePatchesRequest {
 		return &hooksv1.GeneratePatchesRequest{Variables: []hooksv1.Variable{{Name: tag}}}
 	}
@@ -51,6 +52,11 @@ func TestAnswerCache(t *testing.T) {
 	}
 	assert.Equal(t, 1, next.generates, "the same request is answered once")
 	assert.Equal(t, 1, next.validates)
+	assert.Equal(t, []string{
+		"GeneratePatches h.e: 0 patch(es)", "ValidateTopology v.e: valid",
+		"GeneratePatches h.e: 0 patch(es) (answer reused)", "ValidateTopology v.e: valid (answer reused)",
+		"GeneratePatches h.e: 0 patch(es) (answer reused)", "ValidateTopology v.e: valid (answer reused)",
+	}, notes, "each answer is noted for the activity's result")
 
 	_, _ = ext.GeneratePatches("h.e", settings, req("y"))
 	_, _ = ext.GeneratePatches("h.e", map[string]string{"a": "2"}, req("x"))

@@ -31,8 +31,9 @@ type patchExtensions struct {
 
 var _ patches.Extensions = patchExtensions{}
 
-func (a *Activities) patchExtensions(ctx context.Context, namespace string) patches.Extensions {
-	return cachedExtensions{next: patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace}, cache: a.answers}
+// patchExtensions serves a Cluster's external patches; calls collects what each answered.
+func (a *Activities) patchExtensions(ctx context.Context, namespace string, calls *[]string) patches.Extensions {
+	return cachedExtensions{next: patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace}, cache: a.answers, calls: calls}
 }
 
 func (p patchExtensions) GeneratePatches(handler string, settings map[string]string, req *hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {

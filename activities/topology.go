@@ -79,7 +79,9 @@ type ApplyResult struct {
 	HasInfrastructure bool `json:"hasInfrastructure,omitempty"`
 	// Applied lists "Kind name" of every object applied; Deleted of every object deleted.
 	Applied []string `json:"applied,omitempty"`
-	Deleted []string `json:"deleted,omitempty"`
+	// ExternalPatches says what each external patch handler answered (for the UI).
+	ExternalPatches []string `json:"externalPatches,omitempty"`
+	Deleted         []string `json:"deleted,omitempty"`
 	// MachineDeployments are the topology names of the pools in the desired state.
 	MachineDeployments []string `json:"machineDeployments,omitempty"`
 	// Upgrade is set while an upgrade is in progress.
@@ -96,6 +98,8 @@ type loaded struct {
 	input   desired.Input
 	// scopeTemplates marks, by RefKey, which current templates belong to which apply scope.
 	scopeTemplates map[string]bool
+	// extensionCalls collects the external patch answers of the computation.
+	extensionCalls []string
 	// currentMDs and currentMPs are the topology-owned pools of the Cluster.
 	currentMDs []clusterv1.MachineDeployment
 	currentMPs []clusterv1.MachinePool
@@ -121,6 +125,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	}
 	holdBack(state, l, decided)
 	res = &ApplyResult{
+		ExternalPatches:   l.extensionCalls,
 		Upgrade:           summary,
 		RollingOut:        decided.RollingOut,
 		Generation:        l.cluster.Generation,
@@ -318,20 +323,21 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			current.MachinePools[name] = &mps[i]
 		}
 	}
-	return &loaded{
+	l := &loaded{
 		cluster: cluster,
 		class:   class,
 		input: desired.Input{
-			Extensions: a.patchExtensions(ctx, cluster.Namespace),
-			Cluster:    cluster,
-			Class:      class,
-			Templates:  templates,
-			Current:    current,
-			Names:      names.Source{Seed: names.SeedFrom(string(cluster.UID))},
+			Cluster:   cluster,
+			Class:     class,
+			Templates: templates,
+			Current:   current,
+			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		},
 		currentMDs: mds,
 		currentMPs: mps,
-	}, nil, nil
+	}
+	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
+	return l, nil, nil
 }
 
 // holdBack keeps parts that wait for their version as they are (no double rollout): a control

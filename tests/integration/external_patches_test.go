@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -146,6 +147,20 @@ func TestExternalPatches(t *testing.T) {
 	assert.Equal(t, []string{"nodeImageTag", "builtin"}, global, "only the variables the patch defines, then builtin")
 	assert.Len(t, req.Items, 9)
 	assert.GreaterOrEqual(t, len(ext.Calls(hooksv1.ValidateTopology)), 2)
+
+	// Operators see each external patch's answer in the workflow history (the apply's result).
+	var noted bool
+	iter := tc.GetWorkflowHistory(e.ctx, workflows.WorkflowID(e.ns, "demo"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() && !noted {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
+			for _, p := range a.GetResult().GetPayloads() {
+				noted = noted || strings.Contains(string(p.GetData()), "GeneratePatches "+handler(hooksv1.GeneratePatches)+": 2 patch(es)")
+			}
+		}
+	}
+	assert.True(t, noted, "the history shows the GeneratePatches answer")
 
 	// Passes over the unchanged topology (woken by a change to the class's metadata) reuse the
 	// answers: each pass computes the topology once per apply scope, yet the extension is not
