@@ -19,8 +19,14 @@ for name in simprovider worker starter; do
   running "$name" || { log "$name exited:"; tail -20 "$STACK_DIR/$name.log" >&2; exit 1; }
 done
 
-log "applying the sample ClusterClass and Cluster"
-"$BIN/kubectl" apply -f "$root/deploy/samples/clusterclass.yaml" -f "$root/deploy/samples/cluster.yaml"
+# The samples are created once: on a rerun the Cluster may have been upgraded or changed, and
+# applying the sample again would undo that (a version going back is refused).
+if "$BIN/kubectl" get cluster demo -n default >/dev/null 2>&1; then
+  log "the sample Cluster default/demo exists; left as it is"
+else
+  log "applying the sample ClusterClass and Cluster"
+  "$BIN/kubectl" apply -f "$root/deploy/samples/clusterclass.yaml" -f "$root/deploy/samples/cluster.yaml"
+fi
 
 cat <<MSG
 
