@@ -191,3 +191,49 @@ func TestExternalPatches(t *testing.T) {
 		return got["md-0"] == "ext-node:v8-v1.31.2" && got["md-1"] == "ext-node:v8-v1.31.2", fmt.Sprint(got)
 	})
 }
+
+// TestVariableDiscoveryFailure: while the DiscoverVariables handler fails, the ClusterClass says
+// so (VariablesReconciled=False, VariableDiscoveryFailed, the extension's message) and discovery
+// is retried until it succeeds; no event is needed.
+func TestVariableDiscoveryFailure(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ext := imagesExtension(t)
+	e.registerExtension(ext)
+	ext.Script(hooksv1.DiscoverVariables,
+		extension.Answer{Status: "Failure", Message: "variable catalog unavailable"},
+		extension.Answer{Status: "Failure", Message: "variable catalog unavailable"},
+		extension.Answer{Status: "Failure", Message: "variable catalog unavailable"})
+	e.applyFile(classFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() != "ClusterClass" {
+			return
+		}
+		patches, _, _ := unstructured.NestedSlice(u.Object, "spec", "patches")
+		patches = append(patches, map[string]any{"name": "images", "external": map[string]any{
+			"generateExtension":          "generatepatches-handler.ext-" + e.ns,
+			"discoverVariablesExtension": "discovervariables-handler.ext-" + e.ns,
+		}})
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, patches, "spec", "patches"))
+	})
+	class := func() clusterv1.ClusterClass {
+		var c clusterv1.ClusterClass
+		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &c))
+		return c
+	}
+	e.eventually(20*time.Second, "the failure on the class", func() (bool, string) {
+		c := class().Status.Conditions.Get("VariablesReconciled")
+		return c != nil && c.Status == "False" && c.Reason == "VariableDiscoveryFailed" &&
+				strings.Contains(c.Message, "patch images: DiscoverVariables handler discovervariables-handler.ext-"+e.ns+": answered Failure: variable catalog unavailable"),
+			fmt.Sprint(c)
+	})
+	e.eventually(30*time.Second, "discovered once the extension answers", func() (bool, string) {
+		c := class()
+		cond := c.Status.Conditions.Get("VariablesReconciled")
+		for _, v := range c.Status.Variables {
+			if v.Name == "nodeImageTag" {
+				return cond != nil && cond.Status == "True", fmt.Sprint(cond)
+			}
+		}
+		return false, fmt.Sprint(cond)
+	})
+	assert.GreaterOrEqual(t, len(ext.Calls(hooksv1.DiscoverVariables)), 4, "three failures, then success")
+}
