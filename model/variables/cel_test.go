@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -109,6 +110,29 @@ func TestCELRuleMustCompile(t *testing.T) {
 			errs := celCache(t, tc.defs).CompileAll()
 			require.NotEmpty(t, errs)
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
+		})
+	}
+}
+
+// BenchmarkValidate measures what each reconcile pass does per Cluster: compile the class's
+// definitions and validate the values, with and without CEL rules.
+func BenchmarkValidate(b *testing.B) {
+	for _, bc := range []struct{ name, defs, variable, value string }{
+		{"schema only", classVariables, "httpProxy", `{"url":"http://proxy","noProxy":".svc"}`},
+		{"with CEL rules", celVariables, "nodeRange", `{"min":1,"max":3}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var vs []clusterv1.ClusterClassVariable
+			require.NoError(b, yaml.Unmarshal([]byte(bc.defs), &vs))
+			d, err := Definitions(&clusterv1.ClusterClass{Spec: clusterv1.ClusterClassSpec{Variables: vs}})
+			require.NoError(b, err)
+			values := []clusterv1.ClusterVariable{{Name: bc.variable, Value: apiextensionsv1.JSON{Raw: []byte(bc.value)}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if errs := NewCache(d).Validate(values, topoPath, false); len(errs) > 0 {
+					b.Fatal(errs)
+				}
+			}
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -163,6 +164,43 @@ func compile(d Definition, schemaPath *field.Path) (*compiled, error) {
 	return &compiled{validator: v, structural: ss, wrapped: ws, rules: rules}, nil
 }
 
+// shared keeps compiled schemas across computations: every pass of every Cluster of a class
+// validates against the same definitions, and compiling them (CEL rules above all) costs far more
+// than using them. Compiled schemas are read-only and safe to share. Bounded; when full it starts
+// over.
+var shared = struct {
+	sync.Mutex
+	m map[string]*compiled
+}{m: map[string]*compiled{}}
+
+const sharedSize = 1024
+
+// compileShared is compile with the shared cache, keyed by the schema and where it is written
+// (errors name that path). Errors are not kept.
+func compileShared(d Definition, schemaPath *field.Path) (*compiled, error) {
+	js, err := json.Marshal(d.Schema)
+	if err != nil {
+		return compile(d, schemaPath)
+	}
+	key := schemaPath.String() + "\x00" + string(js)
+	shared.Lock()
+	cc, ok := shared.m[key]
+	shared.Unlock()
+	if ok {
+		return cc, nil
+	}
+	if cc, err = compile(d, schemaPath); err != nil {
+		return nil, err
+	}
+	shared.Lock()
+	if len(shared.m) >= sharedSize {
+		shared.m = map[string]*compiled{}
+	}
+	shared.m[key] = cc
+	shared.Unlock()
+	return cc, nil
+}
+
 // Cache compiles each definition once; a ClusterClass's definitions are shared by all its Clusters.
 type Cache struct {
 	defs     map[string]Definition
@@ -190,7 +228,7 @@ func (c *Cache) get(name string) (*compiled, error) {
 		return nil, err
 	}
 	d := c.defs[name]
-	cc, err := compile(d, c.at.Key(name).Child("schema", "openAPIV3Schema"))
+	cc, err := compileShared(d, c.at.Key(name).Child("schema", "openAPIV3Schema"))
 	if err != nil {
 		c.errs[name] = err
 		return nil, err
