@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/temporalx"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
@@ -189,6 +190,7 @@ var acts *activities.Activities
 func (r *clusterRun) activityCtx(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout,
 		Summary:             summary,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
@@ -198,6 +200,10 @@ func (r *clusterRun) activityCtx(ctx workflow.Context, summary string) workflow.
 		},
 	})
 }
+
+// heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
+// temporalx.HeartbeatEvery while they run); the activity is then retried on another worker.
+const heartbeatTimeout = 4 * temporalx.HeartbeatEvery
 
 // pass runs one reconcile pass.
 func (r *clusterRun) pass(ctx workflow.Context) passOutcome {

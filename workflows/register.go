@@ -1,9 +1,12 @@
 package workflows
 
 import (
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/temporalx"
 )
 
 // Registry is the part of a Temporal worker that registration needs.
@@ -18,4 +21,10 @@ func Register(r Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(ReconcileObject, workflow.RegisterOptions{Name: ReconcileObjectWorkflowType})
 	r.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
 	r.RegisterActivity(a)
+}
+
+// WorkerOptions are the options a topoflow worker runs with: every activity heartbeats while it
+// runs (see heartbeatTimeout).
+func WorkerOptions() worker.Options {
+	return worker.Options{Interceptors: []interceptor.WorkerInterceptor{temporalx.Heartbeats()}}
 }

@@ -34,6 +34,7 @@ func ReconcileObject(ctx workflow.Context, ref activities.ObjectRef) error {
 	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout,
 		Summary:             summary,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})

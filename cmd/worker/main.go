@@ -43,7 +43,7 @@ func run() error {
 		return err
 	}
 
-	w := worker.New(conn.Temporal, *taskQueue, worker.Options{})
+	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptions())
 	workflows.Register(w, activities.New(conn.Kube, log))
 	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {

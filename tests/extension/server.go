@@ -31,6 +31,8 @@ type Answer struct {
 	Message           string
 	// HTTPStatus, when not 0 or 200, answers with that HTTP error instead.
 	HTTPStatus int
+	// Delay holds the answer back, as a slow extension does.
+	Delay time.Duration
 }
 
 // Call is one recorded call.
@@ -197,6 +199,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	responder := s.respond[hook]
 	s.mu.Unlock()
+	if a.Delay > 0 {
+		select {
+		case <-time.After(a.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if a.HTTPStatus != 0 && a.HTTPStatus != http.StatusOK {
 		http.Error(w, "scripted failure", a.HTTPStatus)
 		return

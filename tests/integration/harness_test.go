@@ -91,6 +91,8 @@ type envOptions struct {
 	extensionConfigs bool
 	// kube is the client topoflow (worker and watcher) uses; the test's admin client by default.
 	kube *kube.Client
+	// noWorker leaves the worker to the test (a worker process it can kill, say).
+	noWorker bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -108,9 +110,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.kube != nil {
 		tk = o.kube
 	}
-	w := worker.New(tc, e.taskQueue, worker.Options{})
-	workflows.Register(w, activities.New(tk, log))
-	require.NoError(t, w.Start())
+	var w worker.Worker
+	if !o.noWorker {
+		w = worker.New(tc, e.taskQueue, workflows.WorkerOptions())
+		workflows.Register(w, activities.New(tk, log))
+		require.NoError(t, w.Start())
+	}
 
 	if o.sim.ProvisionDelay == 0 {
 		o.sim.ProvisionDelay = 500 * time.Millisecond
@@ -134,7 +139,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 			_ = tc.TerminateWorkflow(context.Background(), id, "", "test finished")
 		}
 		cancel()
-		w.Stop()
+		if w != nil {
+			w.Stop()
+		}
 		_ = kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Delete(context.Background(), e.ns, metav1.DeleteOptions{})
 	})
 	return e

@@ -11,39 +11,34 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
 )
+
+// chainedUpgradeHooks are the hook calls of an upgrade from v1.31.2 to v1.33.1 through v1.32.4,
+// as "Hook(version)", in Cluster API's order.
+var chainedUpgradeHooks = []string{
+	"BeforeClusterUpgrade(v1.33.1)",
+	"BeforeControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.32.4)",
+	"BeforeControlPlaneUpgrade(v1.33.1)", "AfterControlPlaneUpgrade(v1.33.1)",
+	"BeforeWorkersUpgrade(v1.33.1)", "AfterWorkersUpgrade(v1.33.1)",
+	"AfterClusterUpgrade(v1.33.1)",
+}
 
 // TestUpgradeHooks: a chained upgrade over two minors with BeforeClusterUpgrade (blocking for a
 // while), AfterControlPlaneUpgrade after each control plane step and AfterClusterUpgrade at the
 // end, against a real HTTPS extension. Hook calls and version changes interleave in order.
 func TestUpgradeHooks(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	ext, err := extension.Start(hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade,
-		hooksv1.BeforeWorkersUpgrade, hooksv1.AfterWorkersUpgrade, hooksv1.AfterClusterUpgrade)
-	require.NoError(t, err)
-	t.Cleanup(ext.Close)
-	e.registerExtension(ext)
-	e.applyFile(classFile, func(u *unstructured.Unstructured) {
-		if u.GetKind() == "ClusterClass" {
-			require.NoError(t, unstructured.SetNestedStringSlice(u.Object, []string{"v1.31.2", "v1.32.4", "v1.33.1"}, "spec", "kubernetesVersions"))
-		}
-	})
-	e.applyFile(clusterFile)
-	e.waitReconciled("demo", 90*time.Second)
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
 	assert.Empty(t, ext.Calls(""), "creating a Cluster calls no upgrade hook")
 
 	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 3*time.Second, "draining traffic")
 	bumped := time.Now()
-	c := e.cluster("demo")
-	c.Spec.Topology.Version = "v1.33.1"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.33.1")
 
 	sawPending := ""
 	e.eventually(120*time.Second, "upgrade done and AfterClusterUpgrade called", func() (bool, string) {
@@ -87,35 +82,19 @@ func TestUpgradeHooks(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"version": "v1.32.4"}, map[string]any{"version": "v1.33.1"}}, body["controlPlaneUpgrades"])
 
 	// Every hook call, in order, with the version it was about (repeats while blocked folded).
+	calls := hookCalls(ext)
 	var order []string
 	at := map[string]time.Time{}
-	for _, call := range ext.Calls("") {
-		v, _ := call.Body["kubernetesVersion"].(string)
-		if v == "" {
-			v, _ = call.Body["toKubernetesVersion"].(string)
-		}
-		key := call.Hook + "(" + v + ")"
+	count := map[string]int{}
+	for i, key := range calls {
+		count[key]++
 		if len(order) == 0 || order[len(order)-1] != key {
 			order = append(order, key)
-			at[key] = call.At
+			at[key] = ext.Calls("")[i].At
 		}
 	}
-	assert.Equal(t, []string{
-		"BeforeClusterUpgrade(v1.33.1)",
-		"BeforeControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.32.4)",
-		"BeforeControlPlaneUpgrade(v1.33.1)", "AfterControlPlaneUpgrade(v1.33.1)",
-		"BeforeWorkersUpgrade(v1.33.1)", "AfterWorkersUpgrade(v1.33.1)",
-		"AfterClusterUpgrade(v1.33.1)",
-	}, order, "Cluster API's hook order over a chained upgrade")
+	assert.Equal(t, chainedUpgradeHooks, order, "Cluster API's hook order over a chained upgrade")
 	// Each hook is called once per step; only BeforeClusterUpgrade repeats (it blocked).
-	count := map[string]int{}
-	for _, call := range ext.Calls("") {
-		v, _ := call.Body["kubernetesVersion"].(string)
-		if v == "" {
-			v, _ = call.Body["toKubernetesVersion"].(string)
-		}
-		count[call.Hook+"("+v+")"]++
-	}
 	for key, n := range count {
 		if key != "BeforeClusterUpgrade(v1.33.1)" {
 			assert.Equal(t, 1, n, "%s called once", key)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 )
 
@@ -43,9 +44,7 @@ func chainedUpgrade(t *testing.T, concurrency int) {
 	})
 	e.waitReconciled("demo", 90*time.Second)
 
-	c := e.cluster("demo")
-	c.Spec.Topology.Version = "v1.33.1"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.33.1")
 
 	e.eventually(120*time.Second, "every part rolled out v1.33.1", func() (bool, string) {
 		at, msg := e.upgradeProgress("v1.33.1")
@@ -88,6 +87,32 @@ func chainedUpgrade(t *testing.T, concurrency int) {
 	}
 	assert.Less(t, gap, 1500*time.Millisecond, "md-0 and md-1 rolled out together (rollouts take 2s)")
 	assert.GreaterOrEqual(t, finished["mp-0"].Sub(finished["md-0"]), 1500*time.Millisecond, "mp-0 waited for a free slot")
+}
+
+// setVersion moves a Cluster's spec.topology.version.
+func (e *env) setVersion(name, version string) {
+	e.t.Helper()
+	c := e.cluster(name)
+	c.Spec.Topology.Version = version
+	e.updateTopology(c)
+}
+
+// hookedCluster starts a Runtime Extension serving the upgrade hooks, registers it, and creates the
+// sample Cluster (its class listing kubernetesVersions, when given) up to reconciled.
+func (e *env) hookedCluster(kubernetesVersions ...string) *extension.Server {
+	e.t.Helper()
+	ext, err := extension.Start(upgradeHooks...)
+	require.NoError(e.t, err)
+	e.t.Cleanup(ext.Close)
+	e.registerExtension(ext)
+	e.applyFile(classFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "ClusterClass" && len(kubernetesVersions) > 0 {
+			require.NoError(e.t, unstructured.SetNestedStringSlice(u.Object, kubernetesVersions, "spec", "kubernetesVersions"))
+		}
+	})
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	return ext
 }
 
 // upgradeProgress says which parts have rolled out version (pool names; "" is the control plane)
@@ -136,9 +161,7 @@ func TestUpgradeConcurrencyAndDefer(t *testing.T) {
 	})
 	e.waitReconciled("demo", 90*time.Second)
 
-	c := e.cluster("demo")
-	c.Spec.Topology.Version = "v1.32.0"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.32.0")
 	e.eventually(90*time.Second, "md-0 and mp-0 upgraded, md-1 deferred", func() (bool, string) {
 		at, msg := e.upgradeProgress("v1.32.0")
 		return at["md-0"] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade deferred: md-1"), fmt.Sprintf("%v %q", at, msg)
@@ -162,7 +185,7 @@ func TestUpgradeConcurrencyAndDefer(t *testing.T) {
 	assert.Less(t, gap, 1500*time.Millisecond, "with concurrency 2 the two pools rolled out together (rollouts take 2s)")
 
 	// Lift the deferral: md-1 follows.
-	c = e.cluster("demo")
+	c := e.cluster("demo")
 	c.Spec.Topology.Workers.MachineDeployments[1].Metadata.Annotations = nil
 	e.updateTopology(c)
 	e.eventually(60*time.Second, "md-1 upgraded once no longer deferred", func() (bool, string) {
@@ -185,9 +208,7 @@ func TestVersionBumpMidUpgrade(t *testing.T) {
 	e.applyFile(clusterFile)
 	e.waitReconciled("demo", 90*time.Second)
 
-	c := e.cluster("demo")
-	c.Spec.Topology.Version = "v1.32.0"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.32.0")
 	e.eventually(60*time.Second, "control plane at v1.32.0, first pool upgrading", func() (bool, string) {
 		for _, tr := range e.sim.Transitions() {
 			if tr.Kind == "SimControlPlane" && tr.Version == "v1.32.0" {
@@ -196,9 +217,7 @@ func TestVersionBumpMidUpgrade(t *testing.T) {
 		}
 		return false, "control plane not yet at v1.32.0"
 	})
-	c = e.cluster("demo")
-	c.Spec.Topology.Version = "v1.33.0"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.33.0")
 
 	e.eventually(120*time.Second, "everything at v1.33.0", func() (bool, string) {
 		n := 0
@@ -248,9 +267,7 @@ func TestUpgradeHoldSequence(t *testing.T) {
 		assert.NotContains(t, md.GetAnnotations(), "topology.cluster.x-k8s.io/hold-upgrade-sequence", "the annotation stays on the topology")
 	}
 
-	c := e.cluster("demo")
-	c.Spec.Topology.Version = "v1.32.0"
-	e.updateTopology(c)
+	e.setVersion("demo", "v1.32.0")
 	e.eventually(90*time.Second, "control plane and mp-0 upgraded, the MachineDeployments held", func() (bool, string) {
 		at, msg := e.upgradeProgress("v1.32.0")
 		return at[""] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade held: md-0, md-1"),
@@ -263,7 +280,7 @@ func TestUpgradeHoldSequence(t *testing.T) {
 		}
 	}
 
-	c = e.cluster("demo")
+	c := e.cluster("demo")
 	c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Annotations = nil
 	e.updateTopology(c)
 	e.eventually(90*time.Second, "the MachineDeployments follow once released", func() (bool, string) {
