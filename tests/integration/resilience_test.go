@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -59,6 +60,20 @@ func hookCalls(ext *extension.Server) []string {
 	return out
 }
 
+// assertChainedVersions checks what each part ran through an upgrade from v1.31.2 to v1.33.1: the
+// control plane stepped through v1.32.4, each pool went straight to v1.33.1, nothing repeated.
+func (e *env) assertChainedVersions() {
+	e.t.Helper()
+	versions := map[string][]string{}
+	for _, tr := range e.sim.Transitions() {
+		versions[tr.Kind+"/"+poolOf(tr)] = append(versions[tr.Kind+"/"+poolOf(tr)], tr.Version)
+	}
+	assert.Equal(e.t, []string{"v1.31.2", "v1.32.4", "v1.33.1"}, versions["SimControlPlane/"])
+	for _, p := range []string{"MachineDeployment/md-0", "MachineDeployment/md-1", "MachinePool/mp-0"} {
+		assert.Equal(e.t, []string{"v1.31.2", "v1.33.1"}, versions[p], p)
+	}
+}
+
 // TestWorkerCrashMidUpgrade kills the worker process (SIGKILL) in the middle of a chained upgrade
 // and starts another: the upgrade resumes where it stopped and completes, every hook called
 // exactly once per step and no part skipping or repeating a version.
@@ -86,14 +101,7 @@ func TestWorkerCrashMidUpgrade(t *testing.T) {
 	t.Logf("upgrade completed %s after the crash", time.Since(crashed).Round(time.Second))
 	time.Sleep(2 * time.Second) // nothing more comes
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order, across the crash")
-	versions := map[string][]string{}
-	for _, tr := range e.sim.Transitions() {
-		versions[tr.Kind+"/"+poolOf(tr)] = append(versions[tr.Kind+"/"+poolOf(tr)], tr.Version)
-	}
-	assert.Equal(t, []string{"v1.31.2", "v1.32.4", "v1.33.1"}, versions["SimControlPlane/"])
-	for _, p := range []string{"MachineDeployment/md-0", "MachineDeployment/md-1", "MachinePool/mp-0"} {
-		assert.Equal(t, []string{"v1.31.2", "v1.33.1"}, versions[p], p)
-	}
+	e.assertChainedVersions()
 	e.waitReconciled("demo", 30*time.Second)
 }
 
@@ -128,3 +136,67 @@ func TestWorkerCrashDuringHookCall(t *testing.T) {
 		"BeforeWorkersUpgrade(v1.32.0)", "AfterWorkersUpgrade(v1.32.0)", "AfterClusterUpgrade(v1.32.0)",
 	}, hookCalls(ext))
 }
+
+// outage stops a component of the test stack (deploy/stack/stop.sh), waits, and brings the
+// stack back (deploy/stack/up.sh): its state survives, as after a crash.
+func (e *env) outage(component string, d time.Duration) {
+	e.t.Helper()
+	if os.Getenv("TOPOFLOW_STACK") == "" {
+		e.t.Fatal("outage drills restart the test stack: run with `make test`, or after `source .stack/test/env`")
+	}
+	for _, args := range [][]string{{"stop.sh", component}, nil, {"up.sh"}} {
+		if args == nil {
+			time.Sleep(d)
+			continue
+		}
+		out, err := exec.Command(repoFile("deploy/stack/"+args[0]), args[1:]...).CombinedOutput()
+		require.NoError(e.t, err, "%s: %s", args, out)
+	}
+}
+
+// folded drops consecutive repeats.
+func folded(calls []string) []string {
+	var out []string
+	for _, c := range calls {
+		if len(out) == 0 || out[len(out)-1] != c {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// upgradeThroughOutage runs a chained upgrade with hooks and takes a component of the stack away
+// for a while once the control plane's first step is rolling out; the upgrade completes, in order.
+func upgradeThroughOutage(t *testing.T, component string) {
+	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 3 * time.Second}})
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	e.setVersion("demo", "v1.33.1")
+	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
+		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
+		return cp == "v1.32.4", cp
+	})
+	down := time.Now()
+	e.outage(component, 5*time.Second)
+	t.Logf("%s was away for %s", component, time.Since(down).Round(100*time.Millisecond))
+
+	e.eventually(150*time.Second, "upgrade completed", func() (bool, string) {
+		at, msg := e.upgradeProgress("v1.33.1")
+		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
+	})
+	t.Logf("upgrade completed %s after the outage began; hook calls %v", time.Since(down).Round(time.Second), hookCalls(ext))
+	time.Sleep(2 * time.Second)
+	// A call whose answer was lost with the outage is made again; the order never changes, and
+	// nothing is called again once its answer was recorded.
+	assert.Equal(t, chainedUpgradeHooks, folded(hookCalls(ext)))
+	assert.Len(t, ext.Calls(hooksv1.AfterClusterUpgrade), 1)
+	e.assertChainedVersions()
+	e.waitReconciled("demo", 60*time.Second)
+}
+
+// TestTemporalRestartMidUpgrade: the Temporal server goes away mid-upgrade and comes back with its
+// database; the worker and the watcher reconnect and the upgrade goes on.
+func TestTemporalRestartMidUpgrade(t *testing.T) { upgradeThroughOutage(t, "temporal") }
+
+// TestAPIServerOutageMidUpgrade: the kube-apiserver goes away mid-upgrade; activities retry, the
+// watches resume, and the upgrade goes on.
+func TestAPIServerOutageMidUpgrade(t *testing.T) { upgradeThroughOutage(t, "kube-apiserver") }
