@@ -80,6 +80,8 @@ type ClusterInput struct {
 	// Memory is what the workflow cannot recompute from the API server; it is carried across
 	// continue-as-new.
 	Memory Memory `json:"memory,omitempty"`
+	// Hooks is the hook log shown by the state query, carried across continue-as-new.
+	Hooks []HookRecord `json:"hooks,omitempty"`
 }
 
 // Memory holds facts only the workflow knows: which hook answers were already received.
@@ -114,6 +116,11 @@ type State struct {
 	Waiting   string `json:"waiting,omitempty"`
 	LastError string `json:"lastError,omitempty"`
 	Passes    int    `json:"passes"`
+	// Upgrade is the upgrade in progress, if any: in a Cluster's workflow only its ID, from and to
+	// (query that workflow for the rest).
+	Upgrade *UpgradeState `json:"upgrade,omitempty"`
+	// Hooks are the latest lifecycle hook calls, oldest first.
+	Hooks []HookRecord `json:"hooks,omitempty"`
 }
 
 // passOutcome says what to do after one reconcile pass.
@@ -136,7 +143,7 @@ const (
 // labels, pools) are applied by the same steps.
 func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	r := &clusterRun{in: in, timing: in.Timing.withDefaults(), mem: in.Memory}
-	r.state = State{Cluster: in.Cluster.String(), Step: "starting"}
+	r.state = State{Cluster: in.Cluster.String(), Step: "starting", Hooks: in.Hooks}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "Where the Cluster's lifecycle stands: phase, step and what it waits for"}); err != nil {
 		return err
@@ -161,7 +168,7 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			r.drain(ctx, events)
 			next := in
-			next.Memory = r.mem
+			next.Memory, next.Hooks = r.mem, r.state.Hooks
 			return workflow.NewContinueAsNewError(ctx, ClusterTopology, next)
 		}
 	}
@@ -242,6 +249,9 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	}
 	r.state.Class, r.state.Version = applied.Class, applied.Version
 	r.mem.CreateHookPassed = true // the Cluster exists
+	if r.upgrade != nil {
+		r.state.Upgrade.observe(applied.Upgrade)
+	}
 	if hooks && r.upgrade == nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade &&
 		workflow.GetVersion(ctx, "upgrade-child-workflow", workflow.DefaultVersion, 1) == 1 {
 		return r.runUpgrade(ctx, applied.Upgrade)
@@ -313,6 +323,9 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return waiting // the next pass reports the pause
 	}
 	r.state.LastError = ""
+	if r.upgrade != nil {
+		r.state.Upgrade.observe(workers.Upgrade)
+	}
 	if u := workers.Upgrade; u != nil {
 		msg := UpgradeMessage(u)
 		r.writeStatus(ctx, applied.Generation, prov, status.False(status.TopologyReconciled, status.ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, msg))
@@ -507,7 +520,9 @@ func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
 func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookCall, reason, prefix string, hasInfra bool) (passOutcome, bool) {
 	r.setStep(ctx, "hook "+call.Hook, "")
 	var out activities.HookOutcome
-	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out); err != nil {
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out)
+	r.recordHook(ctx, call, &out, err)
+	if err != nil {
 		r.state.LastError = err.Error()
 		return waiting, false
 	}
@@ -531,8 +546,9 @@ func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookC
 func (r *clusterRun) callHook(ctx workflow.Context, hook string) (*activities.HookOutcome, error) {
 	r.setStep(ctx, "hook "+hook, "")
 	var out activities.HookOutcome
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+hook), acts.CallLifecycleHook,
-		activities.HookCall{Cluster: r.in.Cluster, Hook: hook}).Get(ctx, &out)
+	call := activities.HookCall{Cluster: r.in.Cluster, Hook: hook}
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+hook), acts.CallLifecycleHook, call).Get(ctx, &out)
+	r.recordHook(ctx, call, &out, err)
 	return &out, err
 }
 
@@ -723,6 +739,10 @@ type UpgradeInput struct {
 	Memory  Memory                `json:"memory"`
 	From    string                `json:"from"`
 	To      string                `json:"to"`
+	// Plan is the control plane's steps as planned when the upgrade began (for the state query).
+	Plan []string `json:"plan,omitempty"`
+	// Hooks is the hook log, carried across continue-as-new.
+	Hooks []HookRecord `json:"hooks,omitempty"`
 }
 
 // UpgradeOutput is what the upgrade leaves to the Cluster's workflow.
@@ -730,6 +750,8 @@ type UpgradeOutput struct {
 	Memory Memory `json:"memory"`
 	// Ended says why the upgrade stopped: "completed", "deleting", "gone" or "superseded by ...".
 	Ended string `json:"ended"`
+	// Hooks is the upgrade's hook log, which the Cluster's workflow adds to its own.
+	Hooks []HookRecord `json:"hooks,omitempty"`
 }
 
 // ClusterUpgrade runs the Cluster's reconcile passes, with the upgrade hooks, until the upgrade to
@@ -737,7 +759,8 @@ type UpgradeOutput struct {
 // upgrade supersedes it. Events reach it from the Cluster's workflow.
 func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, error) {
 	r := &clusterRun{in: ClusterInput{Cluster: in.Cluster, Timing: in.Timing, Memory: in.Memory}, timing: in.Timing.withDefaults(), mem: in.Memory, upgrade: &in}
-	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To}
+	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To, Hooks: in.Hooks,
+		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.From, in.To), From: in.From, To: in.To, Plan: in.Plan}}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
 		return nil, err
@@ -752,16 +775,26 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		case r.mem.UpgradeCompleted == in.To:
 			r.syncPendingHooks(ctx)
 			r.setStep(ctx, "upgrade completed", "")
-			return &UpgradeOutput{Memory: r.mem, Ended: "completed"}, nil
+			return &UpgradeOutput{Memory: r.mem, Ended: "completed", Hooks: r.state.Hooks}, nil
 		case outcome == finished:
 			if r.ended == "" {
 				r.ended = "gone"
 			}
-			return &UpgradeOutput{Memory: r.mem, Ended: r.ended}, nil
+			return &UpgradeOutput{Memory: r.mem, Ended: r.ended, Hooks: r.state.Hooks}, nil
 		}
 		r.syncPendingHooks(ctx)
 		// An upgrade in progress re-checks at the shorter resync even when a pass settled.
 		r.waitAfter(ctx, outcome, r.timing.WaitResync)
+		// A long upgrade (a hook that blocks for days, slow rollouts) keeps its history small
+		// like the Cluster's workflow: the memory, plan and hook log go to the next run, which
+		// starts with a pass. Upgrades recorded before this replay without it.
+		if workflow.GetVersion(ctx, "upgrade-continue-as-new", workflow.DefaultVersion, 1) == 1 &&
+			(r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
+			r.drain(ctx, events)
+			next := in
+			next.Memory, next.Hooks = r.mem, r.state.Hooks
+			return nil, workflow.NewContinueAsNewError(ctx, ClusterUpgradeWorkflowType, next)
+		}
 	}
 }
 
@@ -790,8 +823,10 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 		WorkflowID:    id,
 		StaticSummary: fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.in.Cluster, u.From, u.Target),
 	})
+	r.state.Upgrade = &UpgradeState{Workflow: id, From: u.From, To: u.Target, Plan: u.Steps}
+	defer func() { r.state.Upgrade = nil }()
 	fut := workflow.ExecuteChildWorkflow(cctx, ClusterUpgradeWorkflowType, UpgradeInput{
-		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target,
+		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target, Plan: u.Steps,
 	})
 	for done := false; !done; {
 		sel := workflow.NewSelector(ctx)
@@ -809,6 +844,7 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 		return waiting
 	}
 	r.mem = out.Memory
+	r.state.Hooks = appendHooks(r.state.Hooks, out.Hooks...)
 	switch out.Ended {
 	case "gone":
 		return finished

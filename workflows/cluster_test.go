@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,8 @@ type fakeWorld struct {
 	calls       []string
 	statuses    []activities.StatusInput
 	workerScope int
+	// upgrade is what every apply reports about an upgrade in progress.
+	upgrade *activities.UpgradeSummary
 }
 
 func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
@@ -71,7 +74,12 @@ func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activit
 	if in.Scope == activities.ScopeWorkers {
 		w.workerScope++
 	}
-	return &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"}}, nil
+	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"}}
+	if w.upgrade != nil {
+		u := *w.upgrade
+		res.Upgrade, res.Version = &u, u.Target
+	}
+	return res, nil
 }
 
 func (w *fakeWorld) observe(_ context.Context, in activities.ObserveInput) (*activities.Provisioning, error) {
@@ -493,4 +501,78 @@ func TestUpgradeHookSequence(t *testing.T) {
 	assert.Equal(t, activities.UpgradeGate{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, gates[len(gates)-1])
 	assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade}, {hooksv1.AfterClusterUpgrade}, nil}, w.pending,
 		"pending-hooks annotation follows the upgrade")
+
+	// The Cluster's workflow took the upgrade's hook log back from the child.
+	var log []string
+	for _, h := range queryState(t, env).Hooks {
+		log = append(log, h.Hook+"("+h.Version+"): "+h.Outcome)
+	}
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1): passed", "AfterControlPlaneUpgrade(v1.32.4): passed",
+		"AfterControlPlaneUpgrade(v1.33.1): passed", "AfterClusterUpgrade(v1.33.1): passed"}, log)
+	assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
+}
+
+// TestUpgradeStateAndContinueAsNew: an upgrade held by a blocking hook shows its plan, the hook
+// that holds it and every call in its state; after its pass budget it continues as new, carrying
+// the memory, plan and hook log (so a hook that blocks for days cannot grow one history forever).
+func TestUpgradeStateAndContinueAsNew(t *testing.T) {
+	plan := []string{"v1.32.4", "v1.33.1"}
+	w := &fakeWorld{infraReady: true, cpInit: true,
+		upgrade: &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", ControlPlane: "v1.31.2", Stable: true,
+			Steps: plan, HeldBy: hooksv1.BeforeClusterUpgrade, HeldVersion: "v1.33.1", Pending: []string{"md-0"}},
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterUpgrade: {
+			retry(30, "change freeze"), retry(30, "change freeze"), retry(30, "change freeze")}}}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() {
+		st := queryState(t, env)
+		require.NotNil(t, st.Upgrade)
+		assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", st.Upgrade.Workflow)
+		assert.Equal(t, "[v1.31.2] -> v1.32.4 -> v1.33.1", st.Upgrade.PlanLine())
+		assert.Equal(t, hooksv1.BeforeClusterUpgrade, st.Upgrade.HeldBy)
+		assert.Equal(t, []string{"md-0"}, st.Upgrade.Pending)
+		assert.Equal(t, "hook BeforeClusterUpgrade", st.Step)
+		assert.Equal(t, "hook BeforeClusterUpgrade asked to retry in 30s: change freeze", st.Waiting)
+		require.Len(t, st.Hooks, 2, "called at the start and after the first 30s")
+		assert.Equal(t, HookRecord{At: st.Hooks[0].At, Hook: hooksv1.BeforeClusterUpgrade, Version: "v1.33.1", Outcome: "retry in 30s: change freeze"}, st.Hooks[0])
+		assert.Equal(t, 30*time.Second, st.Hooks[1].At.Sub(st.Hooks[0].At))
+	}, 45*time.Second)
+	in := UpgradeInput{Cluster: ref, From: "v1.31.2", To: "v1.33.1", Plan: plan, Timing: Timing{PassesBeforeContinueAsNew: 3},
+		Memory: Memory{CreateHookPassed: true}}
+	env.ExecuteWorkflow(ClusterUpgradeWorkflowType, in)
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	assert.Equal(t, ClusterUpgradeWorkflowType, can.WorkflowType.Name)
+	var next UpgradeInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.Equal(t, plan, next.Plan)
+	assert.Equal(t, in.Memory, next.Memory, "nothing approved yet")
+	require.Len(t, next.Hooks, 3, "the hook log travels to the next run")
+	assert.Equal(t, "retry in 30s: change freeze", next.Hooks[2].Outcome)
+	assert.Equal(t, 3, len(w.hookTimes[hooksv1.BeforeClusterUpgrade]))
+}
+
+// TestHookLogIsBounded: the log keeps only the newest records.
+func TestHookLogIsBounded(t *testing.T) {
+	var log []HookRecord
+	for i := 0; i < maxHookRecords+5; i++ {
+		log = appendHooks(log, HookRecord{Hook: fmt.Sprint(i)})
+	}
+	require.Len(t, log, maxHookRecords)
+	assert.Equal(t, "5", log[0].Hook)
+	assert.Equal(t, fmt.Sprint(maxHookRecords+4), log[maxHookRecords-1].Hook)
+}
+
+func TestPlanLine(t *testing.T) {
+	for _, tc := range []struct {
+		u    UpgradeState
+		want string
+	}{
+		{UpgradeState{From: "v1.31.2", Plan: []string{"v1.32.4", "v1.33.1"}}, "[v1.31.2] -> v1.32.4 -> v1.33.1"},
+		{UpgradeState{From: "v1.31.2", Plan: []string{"v1.32.4", "v1.33.1"}, ControlPlane: "v1.32.4"}, "v1.31.2 -> [v1.32.4] -> v1.33.1"},
+		{UpgradeState{From: "v1.31.2", Plan: []string{"v1.32.0"}, ControlPlane: "v1.32.0"}, "v1.31.2 -> [v1.32.0]"},
+		{UpgradeState{From: "v1.31.2"}, "[v1.31.2]"},
+	} {
+		assert.Equal(t, tc.want, tc.u.PlanLine())
+	}
 }
