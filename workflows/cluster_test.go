@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/runtimeext"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
@@ -482,7 +483,11 @@ func TestUpgradeHookSequence(t *testing.T) {
 	})
 	env.OnActivity(acts.CallLifecycleHook, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.HookCall) (*activities.HookOutcome, error) {
 		hookCalls = append(hookCalls, in)
-		return &activities.HookOutcome{}, nil
+		out := &activities.HookOutcome{}
+		if in.Hook != hooksv1.BeforeClusterUpgrade {
+			out.Calls = []runtimeext.Call{{Handler: "h.ext"}}
+		}
+		return out, nil
 	})
 	for i := 1; i <= 12; i++ {
 		signal(env, time.Duration(i)*time.Second, func() {})
@@ -507,7 +512,7 @@ func TestUpgradeHookSequence(t *testing.T) {
 	for _, h := range queryState(t, env).Hooks {
 		log = append(log, h.Hook+"("+h.Version+"): "+h.Outcome)
 	}
-	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1): passed", "AfterControlPlaneUpgrade(v1.32.4): passed",
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1): passed (no handler registered)", "AfterControlPlaneUpgrade(v1.32.4): passed",
 		"AfterControlPlaneUpgrade(v1.33.1): passed", "AfterClusterUpgrade(v1.33.1): passed"}, log)
 	assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
 }

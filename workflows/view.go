@@ -24,8 +24,8 @@ type HookRecord struct {
 	Hook string    `json:"hook"`
 	// Version is the Kubernetes version the call was about (upgrade hooks only).
 	Version string `json:"version,omitempty"`
-	// Outcome is "passed", "retry in 30s: <message>", "failed (<handlers>): <message>" or
-	// "error: <error>".
+	// Outcome is "passed", "passed (no handler registered)", "retry in 30s: <message>",
+	// "failed (<handlers>): <message>" or "error: <error>".
 	Outcome string `json:"outcome"`
 }
 
@@ -97,6 +97,8 @@ func (r *clusterRun) recordHook(ctx workflow.Context, call activities.HookCall, 
 		if out.Message != "" {
 			rec.Outcome += ": " + out.Message
 		}
+	case len(out.Calls) == 0:
+		rec.Outcome = "passed (no handler registered)"
 	default:
 		rec.Outcome = "passed"
 	}

@@ -3,8 +3,12 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"regexp"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
@@ -41,9 +46,14 @@ func TestUpgradeHooks(t *testing.T) {
 	e.setVersion("demo", "v1.33.1")
 
 	sawPending := ""
+	// What `starter status` printed along the way, one normalised line each.
+	statusLines := map[string]bool{}
 	e.eventually(120*time.Second, "upgrade done and AfterClusterUpgrade called", func() (bool, string) {
 		if v := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]; v != "" {
 			sawPending = v
+		}
+		for _, l := range e.statusLines("demo") {
+			statusLines[l] = true
 		}
 		n := 0
 		for _, tr := range e.sim.Transitions() {
@@ -126,4 +136,76 @@ func TestUpgradeHooks(t *testing.T) {
 	assert.True(t, at["BeforeWorkersUpgrade(v1.33.1)"].Before(pools[0].At), "BeforeWorkersUpgrade before the first pool")
 	assert.True(t, at["AfterWorkersUpgrade(v1.33.1)"].After(pools[len(pools)-1].At), "AfterWorkersUpgrade after the last pool")
 	assert.Equal(t, "v1.33.1", afterCluster[0].Body["kubernetesVersion"])
+
+	// `starter status` showed the upgrade step by step: the hook holding it and why, the control
+	// plane at each step of the plan, and the upgrade's own workflow.
+	for _, want := range []string{
+		"Upgrade v1.31.2 -> v1.33.1",
+		"Upgrade workflow " + upID,
+		"Held by hook BeforeClusterUpgrade",
+		"Upgrade plan [v1.31.2] -> v1.32.4 -> v1.33.1",
+		"Upgrade plan v1.31.2 -> [v1.32.4] -> v1.33.1",
+		"Upgrade plan v1.31.2 -> v1.32.4 -> [v1.33.1]",
+		"Control plane step v1.31.2 -> v1.32.4",
+		"Control plane step v1.32.4 -> v1.33.1",
+	} {
+		assert.True(t, statusLines[want], "starter status showed %q at some point; it showed:\n%s", want, strings.Join(sortedKeys(statusLines), "\n"))
+	}
+	sawBlocked := false
+	for l := range statusLines {
+		if strings.HasPrefix(l, "Upgrade waits for hook BeforeClusterUpgrade asked to retry in") && strings.HasSuffix(l, "draining traffic") {
+			sawBlocked = true
+		}
+	}
+	assert.True(t, sawBlocked, "starter status said the upgrade waits for BeforeClusterUpgrade, and why")
+
+	// Afterwards the Cluster's workflow holds the upgrade's hook log: every call, in order.
+	var passed, blocked []string
+	e.eventually(10*time.Second, "the upgrade's hook log in the Cluster's workflow", func() (bool, string) {
+		passed, blocked = nil, nil
+		for _, l := range e.statusLines("demo") {
+			m := upgradeHookLine.FindStringSubmatch(l)
+			switch {
+			case m == nil:
+			case strings.HasSuffix(m[1], ": passed"):
+				passed = append(passed, strings.TrimSuffix(m[1], ": passed"))
+			default:
+				blocked = append(blocked, m[1])
+			}
+		}
+		return len(passed) == len(chainedUpgradeHooks), strings.Join(passed, ", ")
+	})
+	assert.Equal(t, chainedUpgradeHooks, passed, "the hook log, as starter status prints it")
+	require.NotEmpty(t, blocked)
+	for _, l := range blocked {
+		assert.True(t, strings.HasPrefix(l, "BeforeClusterUpgrade(v1.33.1): retry in"), "only BeforeClusterUpgrade blocked: %s", l)
+	}
+}
+
+// upgradeHookLine is a hook log line of `starter status` about an upgrade hook: its time, then
+// "Hook(version): outcome".
+var upgradeHookLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\S+ (\w+Upgrade\(v[^)]+\): .*)$`)
+
+// statusLines runs what `starter status` prints for a Cluster and returns its lines with the
+// column padding folded to single spaces.
+func (e *env) statusLines(name string) []string {
+	e.t.Helper()
+	var buf bytes.Buffer
+	require.NoError(e.t, clusterstatus.Print(e.ctx, &buf, kc, tc, e.ns, name))
+	var out []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
