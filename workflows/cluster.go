@@ -82,6 +82,9 @@ type ClusterInput struct {
 	Memory Memory `json:"memory,omitempty"`
 	// Hooks is the hook log shown by the state query, carried across continue-as-new.
 	Hooks []HookRecord `json:"hooks,omitempty"`
+	// Upgrade is an upgrade workflow still running when the previous run continued as new: this
+	// run waits for it before anything else.
+	Upgrade *UpgradeState `json:"upgrade,omitempty"`
 }
 
 // Memory holds facts only the workflow knows: which hook answers were already received.
@@ -131,6 +134,7 @@ const (
 	waiting                     // waiting on a provider or a missing object; re-check at WaitResync
 	finished                    // the Cluster is gone or no longer managed; end the workflow
 	again                       // something moved on (a hook passed); pass again at once
+	handOver                    // an upgrade runs on; continue as new and wait for it there
 )
 
 // ClusterTopology is the entity workflow of one managed Cluster. Each pass re-reads the Cluster
@@ -153,22 +157,33 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	}
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
-	for {
+	for adopt := in.Upgrade; ; adopt = nil {
 		r.drain(ctx, events)
-		outcome := r.pass(ctx)
-		r.state.Passes++
-		if outcome != finished {
-			r.syncPendingHooks(ctx)
+		var outcome passOutcome
+		if adopt != nil {
+			r.state.Upgrade = adopt
+			r.setStep(ctx, "upgrade "+adopt.From+" -> "+adopt.To, "the upgrade workflow "+adopt.Workflow)
+			outcome = r.awaitUpgrade(ctx, nil)
+		} else {
+			outcome = r.pass(ctx)
 		}
-		if outcome == finished {
+		r.state.Passes++
+		switch outcome {
+		case finished:
 			r.setStep(ctx, "finished", "")
 			return nil
+		case handOver:
+			// The memory is the upgrade's to return; the pending-hooks annotation is its to write.
+			next := in
+			next.Memory, next.Hooks, next.Upgrade = r.mem, r.state.Hooks, r.state.Upgrade
+			return workflow.NewContinueAsNewError(ctx, ClusterTopology, next)
 		}
+		r.syncPendingHooks(ctx)
 		r.waitAfter(ctx, outcome, r.timing.Resync)
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			r.drain(ctx, events)
 			next := in
-			next.Memory, next.Hooks = r.mem, r.state.Hooks
+			next.Memory, next.Hooks, next.Upgrade = r.mem, r.state.Hooks, nil
 			return workflow.NewContinueAsNewError(ctx, ClusterTopology, next)
 		}
 	}

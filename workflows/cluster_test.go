@@ -79,6 +79,9 @@ func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activit
 	if w.upgrade != nil {
 		u := *w.upgrade
 		res.Upgrade, res.Version = &u, u.Target
+		if u.HeldBy == hooksv1.BeforeClusterUpgrade && in.Gate != nil && in.Gate.ApprovedTarget == u.Target {
+			u.HeldBy = "" // approved: the upgrade moves on (and stays in progress here)
+		}
 	}
 	return res, nil
 }
@@ -580,4 +583,105 @@ func TestPlanLine(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.u.PlanLine())
 	}
+}
+
+// blockedUpgrade is a world where an upgrade to v1.33.1 waits for BeforeClusterUpgrade.
+func blockedUpgrade(answers int) *fakeWorld {
+	w := &fakeWorld{infraReady: true, cpInit: true,
+		upgrade: &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", ControlPlane: "v1.31.2", Stable: true,
+			Steps: []string{"v1.32.4", "v1.33.1"}, HeldBy: hooksv1.BeforeClusterUpgrade, HeldVersion: "v1.33.1"},
+		hookAnswers: map[string][]activities.HookOutcome{}}
+	for i := 0; i < answers; i++ {
+		w.hookAnswers[hooksv1.BeforeClusterUpgrade] = append(w.hookAnswers[hooksv1.BeforeClusterUpgrade], retry(600, "change freeze"))
+	}
+	return w
+}
+
+// TestClusterWorkflowHandsOverDuringLongUpgrade: while an upgrade runs, the Cluster's workflow
+// forwards events to it; after its budget it continues as new, handing the running upgrade to
+// the next run instead of growing its history (or ending the upgrade).
+func TestClusterWorkflowHandsOverDuringLongUpgrade(t *testing.T) {
+	w := blockedUpgrade(10)
+	env := newEnv(t, w)
+	for i := 1; i <= 4; i++ {
+		signal(env, time.Duration(i)*time.Minute, func() {})
+	}
+	// The abandoned upgrade runs on in the test environment until the Cluster is gone.
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 4}, Memory: Memory{CreateHookPassed: true}})
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next ClusterInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.Upgrade, "the running upgrade is handed to the next run")
+	assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", next.Upgrade.Workflow)
+	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, next.Upgrade.Plan)
+	assert.Equal(t, Memory{CreateHookPassed: true}, next.Memory, "the upgrade holds the hook answers, not this run")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.GreaterOrEqual(t, len(w.hookTimes[hooksv1.BeforeClusterUpgrade]), 3, "the upgrade got the forwarded events and asked again")
+}
+
+// TestAdoptedUpgradeEndsBySignal: a run that took over a running upgrade forwards an event to it
+// at once, waits for its end signal without a pass of its own, then takes its memory and hook log.
+func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true}
+	env := newEnv(t, w)
+	id := "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1"
+	forwarded := 0
+	env.OnSignalExternalWorkflow(mock.Anything, id, "", SignalClusterEvent, mock.Anything).Return(func(string, string, string, string, interface{}) error {
+		forwarded++
+		return nil
+	})
+	done := Memory{CreateHookPassed: true, ApprovedUpgrade: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", UpgradeCompleted: "v1.33.1"}
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		assert.Empty(t, w.calls, "no pass of its own while the upgrade runs")
+		w.mu.Unlock()
+		st := queryState(t, env)
+		require.NotNil(t, st.Upgrade)
+		assert.Equal(t, id, st.Upgrade.Workflow)
+		assert.Equal(t, 1, forwarded, "one event forwarded on taking over")
+		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: "topology/ns/c1/upgrade/v1.30.0-to-v1.31.2", Ended: "completed"})
+		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: id, Memory: done, Ended: "completed",
+			Hooks: []HookRecord{{Hook: hooksv1.AfterClusterUpgrade, Version: "v1.33.1", Outcome: "passed"}}})
+	}, 30*time.Second)
+	signal(env, time.Minute, func() {
+		st := queryState(t, env)
+		assert.Nil(t, st.Upgrade)
+		require.Len(t, st.Hooks, 2)
+		assert.Equal(t, hooksv1.AfterClusterUpgrade, st.Hooks[1].Hook, "the upgrade's log follows this run's own")
+		w.set(func(w *fakeWorld) { w.gone = true })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true},
+		Hooks:   []HookRecord{{Hook: hooksv1.BeforeClusterCreate, Outcome: "passed"}},
+		Upgrade: &UpgradeState{Workflow: id, From: "v1.31.2", To: "v1.33.1"}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, "apply ControlPlane", w.calls[0], "passes resumed after the upgrade ended")
+	assert.Empty(t, w.pending, "the annotation is the upgrade's: not rewritten from this run's memory")
+}
+
+// TestAdoptedUpgradeGone: when the upgrade handed over has ended without an answer (terminated),
+// the run says so and goes back to its passes.
+func TestAdoptedUpgradeGone(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true}
+	env := newEnv(t, w)
+	tries := 0
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalClusterEvent, mock.Anything).Return(func(string, string, string, string, interface{}) error {
+		tries++
+		return errors.New("workflow execution already completed")
+	})
+	signal(env, time.Second, func() {
+		assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
+		w.set(func(w *fakeWorld) { w.gone = true })
+	})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true},
+		Upgrade: &UpgradeState{Workflow: "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", From: "v1.31.2", To: "v1.33.1"}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, w.calls)
+	assert.Equal(t, "apply ControlPlane", w.calls[0], "back to its own passes")
+	assert.Equal(t, 1, tries, "one forward found the upgrade gone")
 }

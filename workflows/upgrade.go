@@ -3,6 +3,8 @@ package workflows
 import (
 	"fmt"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
@@ -30,9 +32,15 @@ type UpgradeInput struct {
 	Hooks []HookRecord `json:"hooks,omitempty"`
 }
 
+// SignalUpgradeEnded carries an upgrade's UpgradeOutput to its Cluster's workflow, whose current
+// run may not be the one that started the upgrade (it continues as new during long upgrades).
+const SignalUpgradeEnded = "upgrade-ended"
+
 // UpgradeOutput is what the upgrade leaves to the Cluster's workflow.
 type UpgradeOutput struct {
-	Memory Memory `json:"memory"`
+	// Workflow is the upgrade's workflow ID.
+	Workflow string `json:"workflow,omitempty"`
+	Memory   Memory `json:"memory"`
 	// Ended says why the upgrade stopped: "completed", "deleting", "gone" or "superseded by ...".
 	Ended string `json:"ended"`
 	// Hooks is the upgrade's hook log, which the Cluster's workflow adds to its own.
@@ -60,12 +68,12 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		case r.mem.UpgradeCompleted == in.To:
 			r.syncPendingHooks(ctx)
 			r.setStep(ctx, "upgrade completed", "")
-			return &UpgradeOutput{Memory: r.mem, Ended: "completed", Hooks: r.state.Hooks}, nil
+			return r.endUpgrade(ctx, "completed"), nil
 		case outcome == finished:
 			if r.ended == "" {
 				r.ended = "gone"
 			}
-			return &UpgradeOutput{Memory: r.mem, Ended: r.ended, Hooks: r.state.Hooks}, nil
+			return r.endUpgrade(ctx, r.ended), nil
 		}
 		r.syncPendingHooks(ctx)
 		// An upgrade in progress re-checks at the shorter resync even when a pass settled.
@@ -83,20 +91,50 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 	}
 }
 
+// endUpgrade is the upgrade's result. It is also signalled to the Cluster's workflow, whose
+// current run may have continued as new since it started the upgrade (upgrades recorded before
+// this replay without the signal).
+func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutput {
+	out := &UpgradeOutput{Workflow: r.state.Upgrade.Workflow, Memory: r.mem, Ended: ended, Hooks: r.state.Hooks}
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent != nil && workflow.GetVersion(ctx, "upgrade-signals-end", workflow.DefaultVersion, 1) == 1 {
+		// An error means the Cluster's workflow is gone; a new one re-reads the Cluster anyway.
+		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalUpgradeEnded, out).Get(ctx, nil)
+	}
+	return out
+}
+
 // runUpgrade runs an upgrade as a child workflow and waits for it, forwarding watch events to it.
 // Its result carries the hook answers back into this workflow's memory.
 func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSummary) passOutcome {
 	id := UpgradeWorkflowID(r.in.Cluster, u.From, u.Target)
 	r.setStep(ctx, "upgrade "+u.From+" -> "+u.Target, "the upgrade workflow "+id)
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	// Upgrades may outlive the run that starts them: this run may continue as new while it waits,
+	// so a long upgrade cannot grow its history without bound. Runs recorded before wait on the
+	// child's future alone.
+	outlives := workflow.GetVersion(ctx, "upgrade-outlives-run", workflow.DefaultVersion, 1) == 1
+	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:    id,
 		StaticSummary: fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.in.Cluster, u.From, u.Target),
-	})
+	}
+	if outlives {
+		opts.ParentClosePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+	}
 	r.state.Upgrade = &UpgradeState{Workflow: id, From: u.From, To: u.Target, Plan: u.Steps}
-	defer func() { r.state.Upgrade = nil }()
-	fut := workflow.ExecuteChildWorkflow(cctx, ClusterUpgradeWorkflowType, UpgradeInput{
+	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), ClusterUpgradeWorkflowType, UpgradeInput{
 		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target, Plan: u.Steps,
 	})
+	if outlives {
+		if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+				return r.upgradeEnded(nil, fmt.Errorf("starting the upgrade workflow %s: %w", id, err))
+			}
+			// Started by an earlier run of this workflow (one that was terminated and started
+			// again): wait for it the same way as after continue-as-new.
+			fut = nil
+		}
+		return r.awaitUpgrade(ctx, fut)
+	}
 	for done := false; !done; {
 		sel := workflow.NewSelector(ctx)
 		sel.AddFuture(fut, func(workflow.Future) { done = true })
@@ -107,8 +145,96 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 		})
 		sel.Select(ctx)
 	}
+	// An upgrade that runs newer code also signals its end: it was sent before the child closed,
+	// so it is here now, and not needed.
+	for workflow.GetSignalChannel(ctx, SignalUpgradeEnded).ReceiveAsync(nil) {
+	}
 	var out UpgradeOutput
 	if err := fut.Get(ctx, &out); err != nil {
+		return r.upgradeEnded(nil, err)
+	}
+	return r.upgradeEnded(&out, nil)
+}
+
+// awaitUpgrade waits for the upgrade in r.state.Upgrade to end, forwarding watch events to it
+// (those that queued up during a forward ride along with the next). fut is the child's future
+// when this run started it; nil when an earlier run did, in which case a forward that fails
+// means the upgrade is gone (terminated by an operator, say), and a slow resync re-checks.
+// When the history has grown large it returns handOver: the caller continues as new and the
+// next run waits on.
+func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkflowFuture) passOutcome {
+	id := r.state.Upgrade.Workflow
+	ended := workflow.GetSignalChannel(ctx, SignalUpgradeEnded)
+	var out *UpgradeOutput
+	var failure error
+	// takeEnded takes the upgrade's answer from the channel; answers of other (earlier) upgrades
+	// are dropped.
+	takeEnded := func() {
+		for out == nil {
+			var o UpgradeOutput
+			if !ended.ReceiveAsync(&o) {
+				return
+			}
+			if o.Workflow == id {
+				out = &o
+			}
+		}
+	}
+	forward, source, forwards := fut == nil, "resync", 0
+	for out == nil && failure == nil {
+		if forward {
+			r.drain(ctx, r.events)
+			r.pending = r.pending[:0]
+			err := workflow.SignalExternalWorkflow(ctx, id, "", SignalClusterEvent, ClusterEvent{Source: source}).Get(ctx, nil)
+			forward, forwards = false, forwards+1
+			if err != nil && fut == nil {
+				// Closed: it has either answered already, or it was ended without an answer.
+				if takeEnded(); out == nil {
+					failure = fmt.Errorf("ended without a result (%w)", err)
+				}
+				break
+			}
+		}
+		if r.state.Passes+forwards >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			if takeEnded(); out != nil {
+				break
+			}
+			return handOver
+		}
+		sel := workflow.NewSelector(ctx)
+		if fut != nil {
+			sel.AddFuture(fut, func(f workflow.Future) {
+				var o UpgradeOutput
+				if failure = f.Get(ctx, &o); failure == nil {
+					out = &o
+				}
+			})
+		}
+		sel.AddReceive(ended, func(workflow.ReceiveChannel, bool) { takeEnded() })
+		sel.AddReceive(r.events, func(c workflow.ReceiveChannel, _ bool) {
+			var ev ClusterEvent
+			c.Receive(ctx, &ev)
+			forward, source = true, ev.Source
+		})
+		cancelTimer := func() {}
+		if fut == nil {
+			var timerCtx workflow.Context
+			timerCtx, cancelTimer = workflow.WithCancel(ctx)
+			sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, r.timing.Resync,
+				workflow.TimerOptions{Summary: "check that the upgrade workflow " + id + " still runs"}),
+				func(workflow.Future) { forward, source = true, "resync" })
+		}
+		sel.Select(ctx)
+		cancelTimer()
+	}
+	return r.upgradeEnded(out, failure)
+}
+
+// upgradeEnded takes an upgrade's result (the hook answers, its hook log) into this workflow.
+func (r *clusterRun) upgradeEnded(out *UpgradeOutput, err error) passOutcome {
+	id := r.state.Upgrade.Workflow
+	r.state.Upgrade = nil
+	if err != nil {
 		r.state.LastError = "upgrade workflow " + id + ": " + err.Error()
 		return waiting
 	}
