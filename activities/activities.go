@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -35,6 +36,8 @@ const (
 type Activities struct {
 	Kube *kube.Client
 	Log  *slog.Logger
+	// Temporal lets activities look up workflows (RunningWorkflows), in the client's namespace.
+	Temporal client.Client
 	// answers reuses external patch answers within a pass (nil: no reuse).
 	answers *answerCache
 }

@@ -157,7 +157,11 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	}
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
-	for adopt := in.Upgrade; ; adopt = nil {
+	adopt := in.Upgrade
+	if adopt == nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == "" {
+		adopt = r.runningUpgrade(ctx)
+	}
+	for ; ; adopt = nil {
 		r.drain(ctx, events)
 		var outcome passOutcome
 		if adopt != nil {

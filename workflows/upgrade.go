@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -154,6 +156,30 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 		return r.upgradeEnded(nil, err)
 	}
 	return r.upgradeEnded(&out, nil)
+}
+
+// runningUpgrade finds an upgrade of this Cluster that is still running although no run of this
+// workflow waits for it: an operator terminated the Cluster's workflow mid-upgrade, and a watch
+// event started this one. Waiting for it (rather than starting another from where the control
+// plane is now) keeps every hook called once. Only the first run of a workflow looks (added
+// after the first releases; their histories replay without it).
+func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
+	if workflow.GetVersion(ctx, "adopt-running-upgrade", workflow.DefaultVersion, 1) != 1 {
+		return nil
+	}
+	prefix := WorkflowID(r.in.Cluster.Namespace, r.in.Cluster.Name) + "/upgrade/"
+	var ids []string
+	err := workflow.ExecuteActivity(r.activityCtx(ctx, "look for a running upgrade of this Cluster"), acts.RunningWorkflows,
+		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}).Get(ctx, &ids)
+	if err != nil || len(ids) == 0 {
+		return nil
+	}
+	// Several are not expected; whichever is taken, one that is not the Cluster's current
+	// target ends as superseded, and starting the current one finds it running and waits for it.
+	sort.Strings(ids)
+	id := ids[len(ids)-1]
+	from, to, _ := strings.Cut(strings.TrimPrefix(id, prefix), "-to-")
+	return &UpgradeState{Workflow: id, From: from, To: to}
 }
 
 // awaitUpgrade waits for the upgrade in r.state.Upgrade to end, forwarding watch events to it

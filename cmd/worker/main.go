@@ -44,7 +44,9 @@ func run() error {
 	}
 
 	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptions())
-	workflows.Register(w, activities.New(conn.Kube, log))
+	acts := activities.New(conn.Kube, log)
+	acts.Temporal = conn.Temporal
+	workflows.Register(w, acts)
 	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting worker: %w", err)

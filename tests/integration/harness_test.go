@@ -113,7 +113,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	var w worker.Worker
 	if !o.noWorker {
 		w = worker.New(tc, e.taskQueue, workflows.WorkerOptions())
-		workflows.Register(w, activities.New(tk, log))
+		acts := activities.New(tk, log)
+		acts.Temporal = tc
+		workflows.Register(w, acts)
 		require.NoError(t, w.Start())
 	}
 

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
@@ -208,4 +210,110 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// workflowRuns lists the runs of a workflow ID (newest first) with their close status.
+func workflowRuns(t *testing.T, id string) []string {
+	t.Helper()
+	resp, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: temporal.Namespace, Query: fmt.Sprintf("WorkflowId = %q", id)})
+	require.NoError(t, err)
+	var out []string
+	for _, x := range resp.Executions {
+		out = append(out, x.Status.String())
+	}
+	return out
+}
+
+func count(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLongUpgradeContinuesAsNew: with a tiny history budget, both the Cluster's workflow and the
+// upgrade continue as new many times during a chained upgrade (the Cluster's workflow hands the
+// running upgrade to its next run). The upgrade is not disturbed: every hook once and in order,
+// every part through its versions once, and the hook log survives.
+func TestLongUpgradeContinuesAsNew(t *testing.T) {
+	e := newEnv(t, envOptions{timing: workflows.Timing{PassesBeforeContinueAsNew: 3}, sim: provider.Options{RolloutDuration: 2 * time.Second}})
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 4*time.Second, "change freeze")
+	e.setVersion("demo", "v1.33.1")
+	e.eventually(150*time.Second, "upgrade done and AfterClusterUpgrade called", func() (bool, string) {
+		at, msg := e.upgradeProgress("v1.33.1")
+		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
+	})
+	e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
+		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
+		return !ok, v
+	})
+	time.Sleep(2 * time.Second) // nothing more comes
+	calls := hookCalls(ext)
+	var folded []string
+	for _, c := range calls {
+		if len(folded) == 0 || folded[len(folded)-1] != c {
+			folded = append(folded, c)
+		}
+	}
+	assert.Equal(t, chainedUpgradeHooks, folded, "Cluster API's hook order across the hand-overs")
+	assert.Equal(t, len(chainedUpgradeHooks)-1, len(calls)-count(calls, "BeforeClusterUpgrade(v1.33.1)"), "every other hook exactly once")
+	e.assertChainedVersions()
+	e.waitReconciled("demo", 30*time.Second)
+
+	clusterRuns := workflowRuns(t, workflows.WorkflowID(e.ns, "demo"))
+	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
+	t.Logf("Cluster workflow runs: %d, upgrade workflow runs: %d", len(clusterRuns), len(upgradeRuns))
+	assert.GreaterOrEqual(t, count(upgradeRuns, "WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW"), 1, "the upgrade continued as new: %v", upgradeRuns)
+	assert.Equal(t, "WORKFLOW_EXECUTION_STATUS_COMPLETED", upgradeRuns[0])
+	assert.GreaterOrEqual(t, count(clusterRuns, "WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW"), 3, "%v", clusterRuns)
+
+	// The hook log made it through every run into the Cluster's workflow.
+	var logged []string
+	e.eventually(10*time.Second, "the hook log in the Cluster's workflow", func() (bool, string) {
+		logged = nil
+		for _, l := range e.statusLines("demo") {
+			if m := upgradeHookLine.FindStringSubmatch(l); m != nil && strings.HasSuffix(m[1], ": passed") {
+				logged = append(logged, strings.TrimSuffix(m[1], ": passed"))
+			}
+		}
+		return len(logged) == len(chainedUpgradeHooks), strings.Join(logged, ", ")
+	})
+	assert.Equal(t, chainedUpgradeHooks, logged)
+}
+
+// TestClusterWorkflowTerminatedMidUpgrade: an operator terminates a Cluster's workflow in the
+// middle of an upgrade. The upgrade runs on; the next watch event starts a new Cluster workflow,
+// which finds the upgrade running and waits for it instead of starting another. Every hook once.
+func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
+	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 3 * time.Second}})
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	e.setVersion("demo", "v1.33.1")
+	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
+		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
+		return cp == "v1.32.4", cp
+	})
+	id := workflows.WorkflowID(e.ns, "demo")
+	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "operator test"))
+
+	e.eventually(150*time.Second, "upgrade completed", func() (bool, string) {
+		at, msg := e.upgradeProgress("v1.33.1")
+		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
+	})
+	time.Sleep(2 * time.Second)
+	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
+	e.assertChainedVersions()
+	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
+	assert.Equal(t, []string{"WORKFLOW_EXECUTION_STATUS_COMPLETED"}, upgradeRuns, "one upgrade, never started twice")
+	runs := workflowRuns(t, id)
+	assert.Equal(t, "WORKFLOW_EXECUTION_STATUS_RUNNING", runs[0], "a new Cluster workflow runs: %v", runs)
+	assert.Contains(t, runs, "WORKFLOW_EXECUTION_STATUS_TERMINATED")
+	e.waitReconciled("demo", 30*time.Second)
+	// The new run took the upgrade's answers: the after-hooks are not owed any more.
+	_, pending := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
+	assert.False(t, pending)
 }
