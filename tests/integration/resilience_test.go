@@ -74,6 +74,29 @@ func (e *env) assertChainedVersions() {
 	}
 }
 
+// startChainedUpgrade creates the hooked sample Cluster, bumps it from v1.31.2 to v1.33.1 and
+// waits until the control plane's first step (v1.32.4) is rolling out.
+func (e *env) startChainedUpgrade() *extension.Server {
+	e.t.Helper()
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	e.setVersion("demo", "v1.33.1")
+	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
+		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
+		return cp == "v1.32.4", cp
+	})
+	return ext
+}
+
+// waitUpgraded waits until all four parts of the sample Cluster rolled out version and
+// AfterClusterUpgrade was called.
+func (e *env) waitUpgraded(ext *extension.Server, version string, timeout time.Duration) {
+	e.t.Helper()
+	e.eventually(timeout, "upgrade to "+version+" completed", func() (bool, string) {
+		at, msg := e.upgradeProgress(version)
+		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
+	})
+}
+
 // TestWorkerCrashMidUpgrade kills the worker process (SIGKILL) in the middle of a chained upgrade
 // and starts another: the upgrade resumes where it stopped and completes, every hook called
 // exactly once per step and no part skipping or repeating a version.
@@ -81,23 +104,14 @@ func TestWorkerCrashMidUpgrade(t *testing.T) {
 	bin := workerBinary(t)
 	e := newEnv(t, envOptions{noWorker: true, sim: provider.Options{RolloutDuration: 3 * time.Second}})
 	first := e.startWorkerProcess(bin)
-	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
-
-	e.setVersion("demo", "v1.33.1")
-	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
-		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
-		return cp == "v1.32.4", cp
-	})
+	ext := e.startChainedUpgrade()
 	require.NoError(t, first.Process.Kill())
 	_ = first.Wait()
 	crashed := time.Now()
 	time.Sleep(3 * time.Second) // the rollout goes on without topoflow; events queue up in Temporal
 	e.startWorkerProcess(bin)
 
-	e.eventually(150*time.Second, "upgrade completed by the second worker", func() (bool, string) {
-		at, msg := e.upgradeProgress("v1.33.1")
-		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
-	})
+	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	t.Logf("upgrade completed %s after the crash", time.Since(crashed).Round(time.Second))
 	time.Sleep(2 * time.Second) // nothing more comes
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order, across the crash")
@@ -125,10 +139,7 @@ func TestWorkerCrashDuringHookCall(t *testing.T) {
 	e.startWorkerProcess(bin)
 
 	// Within a minute: the heartbeat timeout, not the start-to-close timeout, bounds the pause.
-	e.eventually(60*time.Second, "upgrade completed", func() (bool, string) {
-		at, msg := e.upgradeProgress("v1.32.0")
-		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
-	})
+	e.waitUpgraded(ext, "v1.32.0", 60*time.Second)
 	time.Sleep(2 * time.Second)
 	assert.Equal(t, []string{
 		"BeforeClusterUpgrade(v1.32.0)", "BeforeControlPlaneUpgrade(v1.32.0)",
@@ -169,20 +180,12 @@ func folded(calls []string) []string {
 // for a while once the control plane's first step is rolling out; the upgrade completes, in order.
 func upgradeThroughOutage(t *testing.T, component string) {
 	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 3 * time.Second}})
-	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
-	e.setVersion("demo", "v1.33.1")
-	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
-		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
-		return cp == "v1.32.4", cp
-	})
+	ext := e.startChainedUpgrade()
 	down := time.Now()
 	e.outage(component, 5*time.Second)
 	t.Logf("%s was away for %s", component, time.Since(down).Round(100*time.Millisecond))
 
-	e.eventually(150*time.Second, "upgrade completed", func() (bool, string) {
-		at, msg := e.upgradeProgress("v1.33.1")
-		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
-	})
+	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	t.Logf("upgrade completed %s after the outage began; hook calls %v", time.Since(down).Round(time.Second), hookCalls(ext))
 	time.Sleep(2 * time.Second)
 	// A call whose answer was lost with the outage is made again; the order never changes, and

@@ -6,8 +6,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
@@ -151,7 +151,7 @@ func TestUpgradeHooks(t *testing.T) {
 		"Control plane step v1.31.2 -> v1.32.4",
 		"Control plane step v1.32.4 -> v1.33.1",
 	} {
-		assert.True(t, statusLines[want], "starter status showed %q at some point; it showed:\n%s", want, strings.Join(sortedKeys(statusLines), "\n"))
+		assert.True(t, statusLines[want], "starter status showed %q at some point; it showed:\n%s", want, strings.Join(slices.Sorted(maps.Keys(statusLines)), "\n"))
 	}
 	sawBlocked := false
 	for l := range statusLines {
@@ -203,14 +203,6 @@ func (e *env) statusLines(name string) []string {
 	return out
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // workflowRuns lists the runs of a workflow ID (newest first) with their close status.
 func workflowRuns(t *testing.T, id string) []string {
@@ -244,23 +236,14 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
 	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 4*time.Second, "change freeze")
 	e.setVersion("demo", "v1.33.1")
-	e.eventually(150*time.Second, "upgrade done and AfterClusterUpgrade called", func() (bool, string) {
-		at, msg := e.upgradeProgress("v1.33.1")
-		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
-	})
+	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
 		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
 		return !ok, v
 	})
 	time.Sleep(2 * time.Second) // nothing more comes
 	calls := hookCalls(ext)
-	var folded []string
-	for _, c := range calls {
-		if len(folded) == 0 || folded[len(folded)-1] != c {
-			folded = append(folded, c)
-		}
-	}
-	assert.Equal(t, chainedUpgradeHooks, folded, "Cluster API's hook order across the hand-overs")
+	assert.Equal(t, chainedUpgradeHooks, folded(calls), "Cluster API's hook order across the hand-overs")
 	assert.Equal(t, len(chainedUpgradeHooks)-1, len(calls)-count(calls, "BeforeClusterUpgrade(v1.33.1)"), "every other hook exactly once")
 	e.assertChainedVersions()
 	e.waitReconciled("demo", 30*time.Second)
@@ -291,19 +274,10 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 // which finds the upgrade running and waits for it instead of starting another. Every hook once.
 func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 3 * time.Second}})
-	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
-	e.setVersion("demo", "v1.33.1")
-	e.eventually(60*time.Second, "the control plane's first step rolling out", func() (bool, string) {
-		cp, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
-		return cp == "v1.32.4", cp
-	})
+	ext := e.startChainedUpgrade()
 	id := workflows.WorkflowID(e.ns, "demo")
 	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "operator test"))
-
-	e.eventually(150*time.Second, "upgrade completed", func() (bool, string) {
-		at, msg := e.upgradeProgress("v1.33.1")
-		return len(at) == 4 && len(ext.Calls(hooksv1.AfterClusterUpgrade)) > 0, fmt.Sprintf("%v %s", at, msg)
-	})
+	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	time.Sleep(2 * time.Second)
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
 	e.assertChainedVersions()
