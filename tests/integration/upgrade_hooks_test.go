@@ -203,7 +203,6 @@ func (e *env) statusLines(name string) []string {
 	return out
 }
 
-
 // workflowRuns lists the runs of a workflow ID (newest first) with their close status.
 func workflowRuns(t *testing.T, id string) []string {
 	t.Helper()
