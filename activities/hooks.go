@@ -22,6 +22,7 @@ type HookCall struct {
 	ToKubernetesVersion   string   `json:"toKubernetesVersion,omitempty"`
 	KubernetesVersion     string   `json:"kubernetesVersion,omitempty"`
 	ControlPlaneUpgrades  []string `json:"controlPlaneUpgrades,omitempty"`
+	WorkersUpgrades       []string `json:"workersUpgrades,omitempty"`
 }
 
 // HookOutcome is the aggregated answer of every registered handler; the calls are kept in the
@@ -63,12 +64,15 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 	if in.KubernetesVersion != "" {
 		req["kubernetesVersion"] = in.KubernetesVersion
 	}
-	if len(in.ControlPlaneUpgrades) > 0 {
-		steps := make([]any, 0, len(in.ControlPlaneUpgrades))
-		for _, v := range in.ControlPlaneUpgrades {
+	for field, versions := range map[string][]string{"controlPlaneUpgrades": in.ControlPlaneUpgrades, "workersUpgrades": in.WorkersUpgrades} {
+		if len(versions) == 0 {
+			continue
+		}
+		steps := make([]any, 0, len(versions))
+		for _, v := range versions {
 			steps = append(steps, map[string]any{"version": v})
 		}
-		req["controlPlaneUpgrades"] = steps
+		req[field] = steps
 	}
 	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, req)
 	if err != nil {

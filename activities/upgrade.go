@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/topoflow/topoflow/model/api/v1beta1"
@@ -24,6 +25,8 @@ type UpgradeSummary struct {
 	HeldVersion  string   `json:"heldVersion,omitempty"`
 	ControlPlane string   `json:"controlPlane"`
 	Steps        []string `json:"steps,omitempty"`
+	// WorkerSteps are the versions the pools pass through (BeforeClusterUpgrade's workersUpgrades).
+	WorkerSteps []string `json:"workerSteps,omitempty"`
 	Upgrading    []string `json:"upgrading,omitempty"`
 	Pending      []string `json:"pending,omitempty"`
 	Deferred     []string `json:"deferred,omitempty"`
@@ -102,7 +105,21 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 	if !res.InProgress {
 		return nil, res, nil
 	}
-	return &UpgradeSummary{
+	var poolVersions []string
+	for _, p := range in.Pools {
+		if p.Exists && p.Version != "" {
+			poolVersions = append(poolVersions, p.Version)
+		}
+	}
+	lowest, err := upgrade.Lowest(poolVersions)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker pool versions: %w", err)
+	}
+	workerSteps, err := upgrade.WorkerPlan(lowest, res.ControlPlaneSteps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &UpgradeSummary{WorkerSteps: workerSteps,
 		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
 		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,

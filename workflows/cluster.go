@@ -482,7 +482,8 @@ func (r *clusterRun) upgradeHooks(ctx workflow.Context, applied *activities.Appl
 	ours := r.mem.ApprovedUpgrade == target && r.mem.ApprovedUpgrade != ""
 	switch {
 	case u != nil && u.HeldBy == hooksv1.BeforeClusterUpgrade:
-		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion, call.ControlPlaneUpgrades = hooksv1.BeforeClusterUpgrade, u.From, u.Target, u.Steps
+		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion = hooksv1.BeforeClusterUpgrade, u.From, u.Target
+		call.ControlPlaneUpgrades, call.WorkersUpgrades = u.Steps, u.WorkerSteps
 	case u != nil && u.HeldBy == hooksv1.BeforeControlPlaneUpgrade:
 		call.Hook, call.FromKubernetesVersion, call.ToKubernetesVersion = hooksv1.BeforeControlPlaneUpgrade, u.From, u.HeldVersion
 	case u != nil && u.HeldBy == hooksv1.AfterControlPlaneUpgrade:

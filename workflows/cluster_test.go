@@ -453,7 +453,8 @@ func TestUpgradeHookSequence(t *testing.T) {
 		res := &activities.ApplyResult{Version: "v1.33.1", Class: "c", HasInfrastructure: true}
 		switch phase {
 		case 0: // the version was bumped: held until BeforeClusterUpgrade
-			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", Stable: true, Steps: []string{"v1.32.4", "v1.33.1"}}
+			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", Stable: true, Steps: []string{"v1.32.4", "v1.33.1"},
+				WorkerSteps: []string{"v1.33.1"}}
 			if in.Gate.ApprovedTarget != "v1.33.1" {
 				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.BeforeClusterUpgrade, "v1.33.1"
 			} else {
@@ -506,6 +507,7 @@ func TestUpgradeHookSequence(t *testing.T) {
 	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.31.2)", "AfterControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.33.1)", "AfterClusterUpgrade(v1.33.1)"}, seq)
 	assert.Equal(t, "v1.33.1", hookCalls[0].ToKubernetesVersion)
 	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, hookCalls[0].ControlPlaneUpgrades)
+	assert.Equal(t, []string{"v1.33.1"}, hookCalls[0].WorkersUpgrades)
 	assert.Equal(t, activities.UpgradeGate{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, gates[len(gates)-1])
 	assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade}, {hooksv1.AfterClusterUpgrade}, nil}, w.pending,
 		"pending-hooks annotation follows the upgrade")

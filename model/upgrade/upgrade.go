@@ -274,6 +274,52 @@ func Plan(current, target string, versions []string) ([]string, error) {
 	return append(out, target), nil
 }
 
+// WorkerPlan lists the versions the worker pools pass through while the control plane takes
+// steps (as planned by Plan), for the workersUpgrades of BeforeClusterUpgrade: a step only where
+// the control plane's next step would leave the workers more than three minors behind, then the
+// target. workers is the lowest version the pools run ("" when there are none: no steps).
+func WorkerPlan(workers string, steps []string) ([]string, error) {
+	if workers == "" || len(steps) == 0 {
+		return nil, nil
+	}
+	w, err := parse(workers)
+	if err != nil {
+		return nil, fmt.Errorf("worker version: %w", err)
+	}
+	var out []string
+	for i, s := range steps[:len(steps)-1] {
+		next, err := parse(steps[i+1])
+		if err != nil {
+			return nil, err
+		}
+		if minorGap(next, w) > maxWorkerSkew {
+			out = append(out, s)
+			if w, err = parse(s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if target := steps[len(steps)-1]; target != workers {
+		out = append(out, target)
+	}
+	return out, nil
+}
+
+// Lowest returns the lowest of the given versions ("" for none).
+func Lowest(versions []string) (string, error) {
+	lowest, lv := "", (*semver.Version)(nil)
+	for _, v := range versions {
+		sv, err := parse(v)
+		if err != nil {
+			return "", err
+		}
+		if lv == nil || sv.LessThan(lv) {
+			lowest, lv = v, sv
+		}
+	}
+	return lowest, nil
+}
+
 func parse(v string) (*semver.Version, error) {
 	if !strings.HasPrefix(v, "v") {
 		return nil, fmt.Errorf("%q is not a version such as v1.31.2", v)

@@ -219,3 +219,40 @@ func TestPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerPlan: workers step only where the control plane's next step would leave them more
+// than three minors behind, and always end at the target.
+func TestWorkerPlan(t *testing.T) {
+	for _, tc := range []struct {
+		workers string
+		steps   []string
+		want    []string
+	}{
+		{"", []string{"v1.32.4"}, nil},
+		{"v1.31.2", nil, nil},
+		{"v1.31.2", []string{"v1.32.4"}, []string{"v1.32.4"}},
+		{"v1.31.2", []string{"v1.32.4", "v1.33.1"}, []string{"v1.33.1"}},
+		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.0"}, []string{"v1.33.0"}},
+		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.0"}, []string{"v1.33.2", "v1.34.0"}},
+		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.0"}, []string{"v1.33.2", "v1.35.0"}},
+		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.3", "v1.36.0", "v1.37.0"}, []string{"v1.33.2", "v1.36.0", "v1.37.0"}},
+		{"v1.29.0", []string{"v1.31.5", "v1.32.4", "v1.33.2"}, []string{"v1.32.4", "v1.33.2"}},
+	} {
+		t.Run(tc.workers+"-"+strings.Join(tc.steps, ","), func(t *testing.T) {
+			got, err := WorkerPlan(tc.workers, tc.steps)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestLowest(t *testing.T) {
+	got, err := Lowest([]string{"v1.32.10", "v1.32.9", "v1.33.0"})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.32.9", got)
+	got, err = Lowest(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "", got)
+	_, err = Lowest([]string{"1.2"})
+	assert.Error(t, err)
+}

@@ -92,6 +92,7 @@ func TestUpgradeHooks(t *testing.T) {
 	assert.Equal(t, "v1.31.2", body["fromKubernetesVersion"])
 	assert.Equal(t, "v1.33.1", body["toKubernetesVersion"])
 	assert.Equal(t, []any{map[string]any{"version": "v1.32.4"}, map[string]any{"version": "v1.33.1"}}, body["controlPlaneUpgrades"])
+	assert.Equal(t, []any{map[string]any{"version": "v1.33.1"}}, body["workersUpgrades"], "the pools go straight to the target")
 
 	// Every hook call, in order, with the version it was about (repeats while blocked folded).
 	calls := hookCalls(ext)
