@@ -27,11 +27,11 @@ type UpgradeSummary struct {
 	Steps        []string `json:"steps,omitempty"`
 	// WorkerSteps are the versions the pools pass through (BeforeClusterUpgrade's workersUpgrades).
 	WorkerSteps []string `json:"workerSteps,omitempty"`
-	Upgrading    []string `json:"upgrading,omitempty"`
-	Pending      []string `json:"pending,omitempty"`
-	Deferred     []string `json:"deferred,omitempty"`
-	Held         []string `json:"held,omitempty"`
-	Waiting      string   `json:"waiting,omitempty"`
+	Upgrading   []string `json:"upgrading,omitempty"`
+	Pending     []string `json:"pending,omitempty"`
+	Deferred    []string `json:"deferred,omitempty"`
+	Held        []string `json:"held,omitempty"`
+	Waiting     string   `json:"waiting,omitempty"`
 }
 
 // planVersions decides which version every part runs now (see model/upgrade) and sets it on the
