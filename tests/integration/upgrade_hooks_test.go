@@ -204,7 +204,8 @@ func (e *env) statusLines(name string) []string {
 	return out
 }
 
-// workflowRuns lists the runs of a workflow ID (newest first) with their close status.
+// workflowRuns lists the runs of a workflow ID, newest first, by status ("Running",
+// "ContinuedAsNew", "Completed", ...).
 func workflowRuns(t *testing.T, id string) []string {
 	t.Helper()
 	resp, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
@@ -251,9 +252,9 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 	clusterRuns := workflowRuns(t, workflows.WorkflowID(e.ns, "demo"))
 	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
 	t.Logf("Cluster workflow runs: %d, upgrade workflow runs: %d", len(clusterRuns), len(upgradeRuns))
-	assert.GreaterOrEqual(t, count(upgradeRuns, "WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW"), 1, "the upgrade continued as new: %v", upgradeRuns)
-	assert.Equal(t, "WORKFLOW_EXECUTION_STATUS_COMPLETED", upgradeRuns[0])
-	assert.GreaterOrEqual(t, count(clusterRuns, "WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW"), 3, "%v", clusterRuns)
+	assert.GreaterOrEqual(t, count(upgradeRuns, "ContinuedAsNew"), 1, "the upgrade continued as new: %v", upgradeRuns)
+	assert.Equal(t, "Completed", upgradeRuns[0])
+	assert.GreaterOrEqual(t, count(clusterRuns, "ContinuedAsNew"), 3, "%v", clusterRuns)
 
 	// The hook log made it through every run into the Cluster's workflow.
 	var logged []string
@@ -282,10 +283,10 @@ func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
 	e.assertChainedVersions()
 	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
-	assert.Equal(t, []string{"WORKFLOW_EXECUTION_STATUS_COMPLETED"}, upgradeRuns, "one upgrade, never started twice")
+	assert.Equal(t, []string{"Completed"}, upgradeRuns, "one upgrade, never started twice")
 	runs := workflowRuns(t, id)
-	assert.Equal(t, "WORKFLOW_EXECUTION_STATUS_RUNNING", runs[0], "a new Cluster workflow runs: %v", runs)
-	assert.Contains(t, runs, "WORKFLOW_EXECUTION_STATUS_TERMINATED")
+	assert.Equal(t, "Running", runs[0], "a new Cluster workflow runs: %v", runs)
+	assert.Contains(t, runs, "Terminated")
 	e.waitReconciled("demo", 30*time.Second)
 	// The new run took the upgrade's answers: the after-hooks are not owed any more.
 	_, pending := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
