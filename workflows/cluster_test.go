@@ -687,3 +687,16 @@ func TestAdoptedUpgradeGone(t *testing.T) {
 	assert.Equal(t, "apply ControlPlane", w.calls[0], "back to its own passes")
 	assert.Equal(t, 1, tries, "one forward found the upgrade gone")
 }
+
+// TestUpgradeStateObserve: what the apply reports replaces what was shown; a report of no upgrade
+// in progress means every part has the target.
+func TestUpgradeStateObserve(t *testing.T) {
+	u := &UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"}}
+	u.observe(&activities.UpgradeSummary{Reached: "v1.32.4", ControlPlane: "v1.33.1", HeldBy: hooksv1.BeforeControlPlaneUpgrade, Pending: []string{"md-0"}})
+	assert.Equal(t, "v1.31.2 -> [v1.32.4] -> v1.33.1", u.PlanLine())
+	assert.Equal(t, hooksv1.BeforeControlPlaneUpgrade, u.HeldBy)
+	u.observe(nil)
+	assert.Equal(t, UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"},
+		ControlPlane: "v1.33.1", ControlPlaneTarget: "v1.33.1"}, *u)
+	assert.Equal(t, "v1.31.2 -> v1.32.4 -> [v1.33.1]", u.PlanLine())
+}

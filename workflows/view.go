@@ -73,9 +73,11 @@ func (u *UpgradeState) PlanLine() string {
 	return strings.Join(steps, " -> ")
 }
 
-// observe takes what the apply reported about the upgrade.
+// observe takes what the apply reported about the upgrade; nil means every part has the target
+// (pools may still be rolling out, and the last hooks may be owed).
 func (u *UpgradeState) observe(s *activities.UpgradeSummary) {
 	if s == nil {
+		*u = UpgradeState{Workflow: u.Workflow, From: u.From, To: u.To, Plan: u.Plan, ControlPlane: u.To, ControlPlaneTarget: u.To}
 		return
 	}
 	u.ControlPlane, u.ControlPlaneTarget, u.HeldBy = s.Reached, s.ControlPlane, s.HeldBy
