@@ -348,7 +348,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	if u := workers.Upgrade; u != nil {
 		msg := UpgradeMessage(u)
 		r.writeStatus(ctx, applied.Generation, prov, status.False(status.TopologyReconciled, status.ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, msg))
-		r.setStep(ctx, "upgrade to "+u.Target, strings.ReplaceAll(msg, "\n", "; "))
+		r.setStep(ctx, "upgrade to "+u.Target, strings.ReplaceAll(msg, "\n  * ", "; "))
 		return waiting
 	}
 	r.writeStatus(ctx, applied.Generation, prov, status.True(status.TopologyReconciled))
