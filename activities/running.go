@@ -2,10 +2,13 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
 )
 
 // RunningWorkflowsInput names the workflows to look for: those of a type whose ID starts with a
@@ -32,6 +35,12 @@ func (a *Activities) RunningWorkflows(ctx context.Context, in RunningWorkflowsIn
 	for {
 		resp, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: query, NextPageToken: token})
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &invalid) {
+			// A visibility store that cannot run the query (no STARTS_WITH) will not learn it by
+			// retrying: the workflow goes on as if nothing were found.
+			return nil, temporal.NewNonRetryableApplicationError("listing running workflows: "+invalid.Error(), "VisibilityQueryUnsupported", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("listing running %s workflows %s*: %w", in.Type, in.IDPrefix, err)
 		}
