@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/topoflow/topoflow/model/api/v1beta1"
@@ -105,21 +104,7 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 	if !res.InProgress {
 		return nil, res, nil
 	}
-	var poolVersions []string
-	for _, p := range in.Pools {
-		if p.Exists && p.Version != "" {
-			poolVersions = append(poolVersions, p.Version)
-		}
-	}
-	lowest, err := upgrade.Lowest(poolVersions)
-	if err != nil {
-		return nil, nil, fmt.Errorf("worker pool versions: %w", err)
-	}
-	workerSteps, err := upgrade.WorkerPlan(lowest, res.ControlPlaneSteps)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &UpgradeSummary{WorkerSteps: workerSteps,
+	return &UpgradeSummary{WorkerSteps: res.WorkerSteps,
 		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
 		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,

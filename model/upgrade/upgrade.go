@@ -73,6 +73,9 @@ type Result struct {
 	InProgress bool
 	// ControlPlaneSteps are the control plane versions still to go, the next first.
 	ControlPlaneSteps []string
+	// WorkerSteps are the versions the pools pass through from the lowest they run (see
+	// workerPlan).
+	WorkerSteps []string
 	// Upgrading, Pending, Deferred and Held name pools by state (for status and UI).
 	Upgrading, Pending, Deferred, Held []string
 	// Waiting says why the control plane is not taking its next step, if it is not.
@@ -190,10 +193,22 @@ func Compute(in Input) (*Result, error) {
 		}
 	}
 	res.InProgress = res.ControlPlane != in.Target || cp.StatusVersion != in.Target
+	var poolVersions []string
 	for _, p := range in.Pools {
 		if p.Exists && p.Version != in.Target {
 			res.InProgress = true
 		}
+		if p.Exists && p.Version != "" {
+			poolVersions = append(poolVersions, p.Version)
+		}
+	}
+	// The pools' versions were checked above (errors name the pool).
+	low, err := lowest(poolVersions)
+	if err != nil {
+		return nil, err
+	}
+	if res.WorkerSteps, err = workerPlan(low, steps); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -274,11 +289,11 @@ func Plan(current, target string, versions []string) ([]string, error) {
 	return append(out, target), nil
 }
 
-// WorkerPlan lists the versions the worker pools pass through while the control plane takes
+// workerPlan lists the versions the worker pools pass through while the control plane takes
 // steps (as planned by Plan), for the workersUpgrades of BeforeClusterUpgrade: a step only where
 // the control plane's next step would leave the workers more than three minors behind, then the
 // target. workers is the lowest version the pools run ("" when there are none: no steps).
-func WorkerPlan(workers string, steps []string) ([]string, error) {
+func workerPlan(workers string, steps []string) ([]string, error) {
 	if workers == "" || len(steps) == 0 {
 		return nil, nil
 	}
@@ -305,19 +320,19 @@ func WorkerPlan(workers string, steps []string) ([]string, error) {
 	return out, nil
 }
 
-// Lowest returns the lowest of the given versions ("" for none).
-func Lowest(versions []string) (string, error) {
-	lowest, lv := "", (*semver.Version)(nil)
+// lowest returns the lowest of the given versions ("" for none).
+func lowest(versions []string) (string, error) {
+	low, lv := "", (*semver.Version)(nil)
 	for _, v := range versions {
 		sv, err := parse(v)
 		if err != nil {
 			return "", err
 		}
 		if lv == nil || sv.LessThan(lv) {
-			lowest, lv = v, sv
+			low, lv = v, sv
 		}
 	}
-	return lowest, nil
+	return low, nil
 }
 
 func parse(v string) (*semver.Version, error) {

@@ -239,7 +239,7 @@ func TestWorkerPlan(t *testing.T) {
 		{"v1.29.0", []string{"v1.31.5", "v1.32.4", "v1.33.2"}, []string{"v1.32.4", "v1.33.2"}},
 	} {
 		t.Run(tc.workers+"-"+strings.Join(tc.steps, ","), func(t *testing.T) {
-			got, err := WorkerPlan(tc.workers, tc.steps)
+			got, err := workerPlan(tc.workers, tc.steps)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -247,12 +247,41 @@ func TestWorkerPlan(t *testing.T) {
 }
 
 func TestLowest(t *testing.T) {
-	got, err := Lowest([]string{"v1.32.10", "v1.32.9", "v1.33.0"})
+	got, err := lowest([]string{"v1.32.10", "v1.32.9", "v1.33.0"})
 	require.NoError(t, err)
 	assert.Equal(t, "v1.32.9", got)
-	got, err = Lowest(nil)
+	got, err = lowest(nil)
 	require.NoError(t, err)
 	assert.Equal(t, "", got)
-	_, err = Lowest([]string{"1.2"})
+	_, err = lowest([]string{"1.2"})
 	assert.Error(t, err)
+}
+
+// TestWorkerStepsMatchWhatPoolsDo: the worker steps announced at the start of an upgrade are the
+// versions the pools then roll out, in order.
+func TestWorkerStepsMatchWhatPoolsDo(t *testing.T) {
+	for _, tc := range []struct {
+		target   string
+		versions []string
+	}{
+		{"v1.33.2", []string{"v1.28.9", "v1.29.9", "v1.30.9", "v1.31.9", "v1.32.9", "v1.33.2"}},
+		{"v1.30.9", []string{"v1.28.9", "v1.29.9", "v1.30.9"}},
+		{"v1.29.0", nil},
+	} {
+		target, versions := tc.target, tc.versions
+		in := Input{Target: target, KubernetesVersions: versions}
+		w := newWorld("v1.28.9", "md-0", "md-1")
+		in.ControlPlane, in.Pools = w.cp, w.pools
+		start, err := Compute(in)
+		require.NoError(t, err)
+		var rolled []string
+		for _, round := range w.run(t, in) {
+			for _, change := range strings.Fields(round) {
+				if v, ok := strings.CutPrefix(change, "md-0→"); ok {
+					rolled = append(rolled, v)
+				}
+			}
+		}
+		assert.Equal(t, rolled, start.WorkerSteps, "upgrade to %s", target)
+	}
 }
