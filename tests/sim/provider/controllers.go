@@ -2,8 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -116,8 +119,18 @@ func (p *Provider) reconcileMachineDeployment(ctx context.Context, u *unstructur
 	})
 }
 
-// reconcileMachinePool plays Cluster API's MachinePool controller.
+// reconcileMachinePool plays Cluster API's MachinePool controller. Like it, a deleted MachinePool
+// first deletes its bootstrap config and infrastructure pool and keeps its finalizer until both
+// are gone, so "MachinePool gone" means its machines are gone too.
 func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
+	if u.GetDeletionTimestamp() != nil {
+		left, err := p.deleteRefs(ctx, u, []string{"spec", "template", "spec", "infrastructureRef"},
+			[]string{"spec", "template", "spec", "bootstrap", "configRef"})
+		if err != nil || left {
+			p.recordDeletion(u, false)
+			return childPoll, err
+		}
+	}
 	return p.reconcilePool(ctx, MachinePools, u, func(st map[string]any, _ int64, _ bool) {
 		st["bootstrapReady"], st["infrastructureReady"] = true, true
 	})
@@ -171,4 +184,42 @@ func (p *Provider) versionChanged(u *unstructured.Unstructured, version string) 
 		}
 	}
 	return true
+}
+
+// childPoll is how often a deleted owner checks whether the objects it deleted are gone (their
+// kinds are not all watched by the simulator).
+const childPoll = 250 * time.Millisecond
+
+// deleteRefs deletes the objects that u references at the given paths and reports whether any of
+// them still exists. A reference's resource is its kind in lower case plus "s", which holds for
+// every kind the simulator's CRDs define.
+func (p *Provider) deleteRefs(ctx context.Context, u *unstructured.Unstructured, paths ...[]string) (left bool, err error) {
+	for _, path := range paths {
+		ref, _, _ := unstructured.NestedMap(u.Object, path...)
+		apiVersion, _ := ref["apiVersion"].(string)
+		kind, _ := ref["kind"].(string)
+		name, _ := ref["name"].(string)
+		if kind == "" || name == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return false, fmt.Errorf("%s %s: %s: %w", u.GetKind(), u.GetName(), strings.Join(path, "."), err)
+		}
+		res := p.dyn.Resource(gv.WithResource(strings.ToLower(kind) + "s")).Namespace(u.GetNamespace())
+		obj, err := res.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		left = true
+		if obj.GetDeletionTimestamp() == nil {
+			if err := res.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+	}
+	return left, nil
 }
