@@ -10,6 +10,7 @@ import (
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/patches"
+	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 // answerTTL bounds how long an external patch answer is reused: long enough to cover one pass
@@ -33,6 +34,7 @@ type answerCache struct {
 type cachedAnswer struct {
 	at       time.Time
 	generate *hooksv1.GeneratePatchesResponse // nil for a ValidateTopology success
+	plan     *upgrade.ExternalPlan            // a checked GenerateUpgradePlan answer
 }
 
 func newAnswerCache() *answerCache {

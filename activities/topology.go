@@ -115,9 +115,9 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if in.HoldCreate && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
 		return &ApplyResult{CreateHeld: true, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	}
-	summary, decided, err := planVersions(l, in.Gate)
+	summary, decided, err := planVersions(l, in.Gate, a.upgradePlanner(ctx, l))
 	if err != nil {
-		return nil, invalid(err)
+		return nil, computeFailed(err)
 	}
 	state, err := desired.Compute(l.input)
 	if err != nil {

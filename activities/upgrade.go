@@ -1,8 +1,12 @@
 package activities
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 
+	"github.com/topoflow/topoflow/activities/runtimeext"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
@@ -33,9 +37,71 @@ type UpgradeSummary struct {
 	Waiting     string   `json:"waiting,omitempty"`
 }
 
+// planner supplies the plan of an upgrade that is due from a GenerateUpgradePlan extension.
+type planner func(in upgrade.Input) (*upgrade.ExternalPlan, error)
+
+// upgradePlanner asks the ClusterClass's GenerateUpgradePlan handler, when it names one, for the
+// plan of an upgrade that is due, and checks the answer (nil: the class names none). As in Cluster
+// API the extension is asked again whenever the control plane or the workers have moved on, so
+// each answer is for the versions they run now; answers are reused briefly within a pass.
+func (a *Activities) upgradePlanner(ctx context.Context, l *loaded) planner {
+	handler := l.class.Spec.UpgradePlanExtension()
+	if handler == "" {
+		return nil
+	}
+	return func(in upgrade.Input) (*upgrade.ExternalPlan, error) {
+		if !in.NeedsPlan() {
+			return nil, nil
+		}
+		workers, err := in.LowestPoolVersion()
+		if err != nil {
+			return nil, err
+		}
+		cp := in.ControlPlane.SpecVersion
+		key, err := answerKey(hooksv1.GenerateUpgradePlan, handler, nil, []string{string(l.cluster.UID), cp, workers, in.Target})
+		if err != nil {
+			return nil, err
+		}
+		if hit, ok := a.answers.get(key); ok && hit.plan != nil {
+			return hit.plan, nil
+		}
+		cluster := l.cluster.DeepCopy()
+		cluster.ManagedFields = nil
+		cluster.APIVersion, cluster.Kind = v1beta1.GroupVersion.String(), "Cluster"
+		req := &hooksv1.GenerateUpgradePlanRequest{Cluster: *cluster, FromControlPlaneKubernetesVersion: cp,
+			FromWorkersKubernetesVersion: workers, ToKubernetesVersion: in.Target}
+		var resp hooksv1.GenerateUpgradePlanResponse
+		rc := &runtimeext.Client{Kube: a.Kube}
+		if err := rc.CallExtension(ctx, hooksv1.GenerateUpgradePlan, handler, l.cluster.Namespace, req, nil, &resp); err != nil {
+			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name, classify(err))
+		}
+		if resp.Status == "" {
+			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name,
+				&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: "unreachable (failurePolicy Ignore), and an upgrade cannot go on without a plan"})
+		}
+		plan, err := upgrade.CheckExternalPlan(cp, workers, in.Target, upgrade.ExternalPlan{
+			ControlPlane: stepVersions(resp.ControlPlaneUpgrades), Workers: stepVersions(resp.WorkersUpgrades)})
+		if err != nil {
+			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name,
+				&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: "invalid plan: " + err.Error()})
+		}
+		a.answers.put(key, cachedAnswer{plan: &plan})
+		return &plan, nil
+	}
+}
+
+func stepVersions(steps []hooksv1.UpgradeStepInfo) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Version)
+	}
+	return out
+}
+
 // planVersions decides which version every part runs now (see model/upgrade) and sets it on the
-// computation input. It returns nil when no upgrade is in progress.
-func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Result, error) {
+// computation input. It returns nil when no upgrade is in progress. plan, when set, supplies the
+// plan from the class's GenerateUpgradePlan extension.
+func planVersions(l *loaded, gate *UpgradeGate, plan planner) (*UpgradeSummary, *upgrade.Result, error) {
 	cluster, topo := l.cluster, l.cluster.Spec.Topology
 	in := upgrade.Input{Target: topo.Version, KubernetesVersions: l.class.Spec.KubernetesVersions}
 	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
@@ -86,6 +152,13 @@ func planVersions(l *loaded, gate *UpgradeGate) (*UpgradeSummary, *upgrade.Resul
 			p.Defer, p.Hold = flags(classMeta, mp.Metadata)
 			in.Pools = append(in.Pools, p)
 		}
+	}
+	if plan != nil {
+		ext, err := plan(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		in.External = ext
 	}
 	res, err := upgrade.Compute(in)
 	if err != nil {

@@ -7,6 +7,7 @@ package upgrade
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -62,6 +63,45 @@ type Input struct {
 	Pools []Pool
 	// Concurrency is how many pools may upgrade at once (default 1).
 	Concurrency int
+	// External is the plan the ClusterClass's GenerateUpgradePlan extension gave for the control
+	// plane's current version (checked with CheckExternalPlan). It replaces KubernetesVersions.
+	External *ExternalPlan
+}
+
+// ExternalPlan is an upgrade plan from a GenerateUpgradePlan extension: the control plane's steps
+// (the target last) and the workers' steps.
+type ExternalPlan struct {
+	ControlPlane []string `json:"controlPlane,omitempty"`
+	Workers      []string `json:"workers,omitempty"`
+}
+
+// NeedsPlan says whether an upgrade is due (so a plan is needed): the control plane exists, is past
+// creation, and it or a pool is not at the target.
+func (in Input) NeedsPlan() bool {
+	cp := in.ControlPlane
+	if !cp.Exists || (cp.StatusVersion == "" && cp.SpecVersion == in.Target) {
+		return false
+	}
+	if cp.SpecVersion != in.Target {
+		return true
+	}
+	for _, p := range in.Pools {
+		if p.Exists && p.Version != in.Target {
+			return true
+		}
+	}
+	return false
+}
+
+// LowestPoolVersion is the lowest version an existing pool runs ("" without pools).
+func (in Input) LowestPoolVersion() (string, error) {
+	var vs []string
+	for _, p := range in.Pools {
+		if p.Exists && p.Version != "" {
+			vs = append(vs, p.Version)
+		}
+	}
+	return lowest(vs)
 }
 
 // Result is the version of every part, and where the upgrade stands.
@@ -110,6 +150,12 @@ func Compute(in Input) (*Result, error) {
 		concurrency = 1
 	}
 	steps, err := Plan(cp.SpecVersion, in.Target, in.KubernetesVersions)
+	if in.External != nil {
+		steps, err = in.External.ControlPlane, nil
+		if cp.SpecVersion == in.Target {
+			steps = nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +173,21 @@ func Compute(in Input) (*Result, error) {
 	if _, err := parse(reached); err != nil {
 		return nil, fmt.Errorf("control plane version: %w", err)
 	}
-	chained := len(in.KubernetesVersions) > 0
+	chained := len(in.KubernetesVersions) > 0 || in.External != nil
+	// follows says whether a pool at pv must now take the version the control plane reached: at
+	// the target, at a step of the extension's worker plan, without a chain (one step at a time),
+	// or when the control plane's next step would leave the pool too far behind.
+	follows := func(pv *semver.Version) bool {
+		switch {
+		case reached == in.Target || !chained:
+			return true
+		case next != nil && minorGap(next, pv) > maxWorkerSkew:
+			return true
+		case in.External != nil:
+			return slices.Contains(in.External.Workers, reached)
+		}
+		return false
+	}
 	rollingOut := 0
 	for _, p := range in.Pools {
 		if p.Exists && p.RollingOut {
@@ -152,7 +212,7 @@ func Compute(in Input) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pool %s version: %w", p.Name, err)
 		}
-		mustMove := !cpUpgrading && (reached == in.Target || !chained || (next != nil && minorGap(next, pv) > maxWorkerSkew))
+		mustMove := !cpUpgrading && follows(pv)
 		switch {
 		case !mustMove:
 			continue
@@ -184,7 +244,7 @@ func Compute(in Input) (*Result, error) {
 		case rollingOut > 0:
 			res.Waiting = "worker pools rolling out: " + strings.Join(res.Upgrading, ", ")
 		default:
-			behind := behindPools(in.Pools, reached, next, chained)
+			behind := behindPools(in.Pools, reached, next, follows)
 			if len(behind) > 0 {
 				res.Waiting = "worker pools not yet at " + reached + ": " + strings.Join(behind, ", ")
 			} else {
@@ -193,28 +253,29 @@ func Compute(in Input) (*Result, error) {
 		}
 	}
 	res.InProgress = res.ControlPlane != in.Target || cp.StatusVersion != in.Target
-	var poolVersions []string
 	for _, p := range in.Pools {
 		if p.Exists && p.Version != in.Target {
 			res.InProgress = true
 		}
-		if p.Exists && p.Version != "" {
-			poolVersions = append(poolVersions, p.Version)
-		}
+	}
+	if in.External != nil {
+		res.WorkerSteps = in.External.Workers
+		return res, nil
 	}
 	// The pools' versions were checked above (errors name the pool).
-	low, err := lowest(poolVersions)
+	low, err := in.LowestPoolVersion()
 	if err != nil {
 		return nil, err
 	}
-	if res.WorkerSteps, err = workerPlan(low, steps); err != nil {
+	if res.WorkerSteps, err = workerPlan(low, cp.SpecVersion, steps); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// behindPools lists pools the control plane must wait for before stepping to next.
-func behindPools(pools []Pool, reached string, next *semver.Version, chained bool) []string {
+// behindPools lists pools the control plane must wait for before stepping to next: those that
+// must follow it now, except deferred ones the next step still leaves within the skew.
+func behindPools(pools []Pool, reached string, next *semver.Version, follows func(*semver.Version) bool) []string {
 	var out []string
 	for _, p := range pools {
 		if !p.Exists || p.Version == reached {
@@ -224,10 +285,8 @@ func behindPools(pools []Pool, reached string, next *semver.Version, chained boo
 		if err != nil {
 			continue
 		}
-		if !chained || minorGap(next, pv) > maxWorkerSkew {
-			if !p.Defer || minorGap(next, pv) > maxWorkerSkew {
-				out = append(out, p.Name)
-			}
+		if follows(pv) && (!p.Defer || minorGap(next, pv) > maxWorkerSkew) {
+			out = append(out, p.Name)
 		}
 	}
 	return out
@@ -289,11 +348,11 @@ func Plan(current, target string, versions []string) ([]string, error) {
 	return append(out, target), nil
 }
 
-// workerPlan lists the versions the worker pools pass through while the control plane takes
-// steps (as planned by Plan), for the workersUpgrades of BeforeClusterUpgrade: a step only where
-// the control plane's next step would leave the workers more than three minors behind, then the
-// target. workers is the lowest version the pools run ("" when there are none: no steps).
-func workerPlan(workers string, steps []string) ([]string, error) {
+// workerPlan lists the versions the worker pools pass through while the control plane goes from
+// its version (from) through steps, for the workersUpgrades of BeforeClusterUpgrade: a step only
+// where the control plane's next move would leave the workers more than three minors behind, then
+// the target. workers is the lowest version the pools run ("" when there are none: no steps).
+func workerPlan(workers, from string, steps []string) ([]string, error) {
 	if workers == "" || len(steps) == 0 {
 		return nil, nil
 	}
@@ -301,23 +360,95 @@ func workerPlan(workers string, steps []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker version: %w", err)
 	}
+	path := append([]string{from}, steps...)
 	var out []string
-	for i, s := range steps[:len(steps)-1] {
-		next, err := parse(steps[i+1])
+	for i, s := range path[:len(path)-1] {
+		next, err := parse(path[i+1])
 		if err != nil {
 			return nil, err
 		}
-		if minorGap(next, w) > maxWorkerSkew {
+		if minorGap(next, w) > maxWorkerSkew && s != workers && (len(out) == 0 || out[len(out)-1] != s) {
 			out = append(out, s)
 			if w, err = parse(s); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if target := steps[len(steps)-1]; target != workers {
+	if target := path[len(path)-1]; target != workers {
 		out = append(out, target)
 	}
 	return out, nil
+}
+
+// CheckExternalPlan checks a GenerateUpgradePlan answer for an upgrade from the control plane's
+// version (cp) and the lowest pool version (workers, "" without pools) to target, with Cluster
+// API's rules, and fills in the workers' steps when the extension left them out. Errors name the
+// response field.
+//
+// The control plane's steps: each newer than the one before (starting from cp), at most one minor
+// further, the last one the target; none when the control plane is at the target. The workers'
+// steps: each one the control plane's version or one of its steps, each newer than the one before
+// (starting from workers) and at most three minors further, the last one the target; none when no
+// pool needs to move.
+func CheckExternalPlan(cp, workers, target string, plan ExternalPlan) (ExternalPlan, error) {
+	out := ExternalPlan{ControlPlane: plan.ControlPlane}
+	if cp == target {
+		if len(plan.ControlPlane) > 0 {
+			return out, fmt.Errorf("controlPlaneUpgrades: the control plane already runs %s, yet the plan lists %d steps", target, len(plan.ControlPlane))
+		}
+	} else if err := checkSteps("controlPlaneUpgrades", cp, target, plan.ControlPlane, 1, nil); err != nil {
+		return out, err
+	}
+	if workers == "" || workers == target {
+		if len(plan.Workers) > 0 {
+			return out, fmt.Errorf("workersUpgrades: no worker pool needs to move to %s, yet the plan lists %d steps", target, len(plan.Workers))
+		}
+		return out, nil
+	}
+	known := append([]string{cp}, plan.ControlPlane...)
+	out.Workers = plan.Workers
+	if len(out.Workers) == 0 {
+		var err error
+		if len(plan.ControlPlane) == 0 {
+			out.Workers = []string{target}
+		} else if out.Workers, err = workerPlan(workers, cp, plan.ControlPlane); err != nil {
+			return out, err
+		}
+	}
+	return out, checkSteps("workersUpgrades", workers, target, out.Workers, maxWorkerSkew, known)
+}
+
+// checkSteps checks that steps go up from `from` to target, at most maxMinors minors at a time,
+// each one of known (when known is given).
+func checkSteps(field, from, target string, steps []string, maxMinors int64, known []string) error {
+	if len(steps) == 0 {
+		return fmt.Errorf("%s: empty, but the upgrade goes from %s to %s", field, from, target)
+	}
+	prev, err := parse(from)
+	if err != nil {
+		return fmt.Errorf("%s: current version: %w", field, err)
+	}
+	prevName := from
+	for i, v := range steps {
+		sv, err := parse(v)
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		if !sv.GreaterThan(prev) {
+			return fmt.Errorf("%s[%d]: %s must be newer than %s", field, i, v, prevName)
+		}
+		if gap := minorGap(sv, prev); gap > maxMinors {
+			return fmt.Errorf("%s[%d]: %s is %d minors past %s; at most %d at a time", field, i, v, gap, prevName, maxMinors)
+		}
+		if known != nil && !slices.Contains(known, v) {
+			return fmt.Errorf("%s[%d]: %s is neither the control plane's version nor one of its steps", field, i, v)
+		}
+		prev, prevName = sv, v
+	}
+	if last := steps[len(steps)-1]; last != target {
+		return fmt.Errorf("%s: the last step is %s, not the target %s", field, last, target)
+	}
+	return nil
 }
 
 // lowest returns the lowest of the given versions ("" for none).

@@ -15,6 +15,8 @@ type world struct {
 	cp    ControlPlane
 	pools []Pool
 	log   []string
+	// extension, when set, plays a GenerateUpgradePlan extension asked on every round.
+	extension func(cp, workers, target string) ExternalPlan
 }
 
 func newWorld(version string, pools ...string) *world {
@@ -30,6 +32,13 @@ func (w *world) round(t *testing.T, in Input) []string {
 	t.Helper()
 	in.ControlPlane = w.cp
 	in.Pools = w.pools
+	if w.extension != nil && in.NeedsPlan() {
+		workers, err := in.LowestPoolVersion()
+		require.NoError(t, err)
+		plan, err := CheckExternalPlan(w.cp.SpecVersion, workers, in.Target, w.extension(w.cp.SpecVersion, workers, in.Target))
+		require.NoError(t, err)
+		in.External = &plan
+	}
 	res, err := Compute(in)
 	require.NoError(t, err)
 	var changes []string
@@ -224,22 +233,25 @@ func TestPlan(t *testing.T) {
 // than three minors behind, and always end at the target.
 func TestWorkerPlan(t *testing.T) {
 	for _, tc := range []struct {
-		workers string
-		steps   []string
-		want    []string
+		workers, from string
+		steps         []string
+		want          []string
 	}{
-		{"", []string{"v1.32.4"}, nil},
-		{"v1.31.2", nil, nil},
-		{"v1.31.2", []string{"v1.32.4"}, []string{"v1.32.4"}},
-		{"v1.31.2", []string{"v1.32.4", "v1.33.1"}, []string{"v1.33.1"}},
-		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.0"}, []string{"v1.33.0"}},
-		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.0"}, []string{"v1.33.2", "v1.34.0"}},
-		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.0"}, []string{"v1.33.2", "v1.35.0"}},
-		{"v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.3", "v1.36.0", "v1.37.0"}, []string{"v1.33.2", "v1.36.0", "v1.37.0"}},
-		{"v1.29.0", []string{"v1.31.5", "v1.32.4", "v1.33.2"}, []string{"v1.32.4", "v1.33.2"}},
+		{"", "v1.31.2", []string{"v1.32.4"}, nil},
+		{"v1.31.2", "v1.31.2", nil, nil},
+		{"v1.31.2", "v1.31.2", []string{"v1.32.4"}, []string{"v1.32.4"}},
+		{"v1.31.2", "v1.31.2", []string{"v1.32.4", "v1.33.1"}, []string{"v1.33.1"}},
+		{"v1.30.0", "v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.0"}, []string{"v1.33.0"}},
+		{"v1.30.0", "v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.0"}, []string{"v1.33.2", "v1.34.0"}},
+		{"v1.30.0", "v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.0"}, []string{"v1.33.2", "v1.35.0"}},
+		{"v1.30.0", "v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.2", "v1.34.1", "v1.35.3", "v1.36.0", "v1.37.0"}, []string{"v1.33.2", "v1.36.0", "v1.37.0"}},
+		{"v1.29.0", "v1.30.2", []string{"v1.31.5", "v1.32.4", "v1.33.2"}, []string{"v1.32.4", "v1.33.2"}},
+		// The control plane is already three minors ahead: the workers catch up before its first step.
+		{"v1.30.0", "v1.33.1", []string{"v1.34.0"}, []string{"v1.33.1", "v1.34.0"}},
+		{"v1.30.0", "v1.33.1", []string{"v1.34.0", "v1.35.2", "v1.36.0"}, []string{"v1.33.1", "v1.36.0"}},
 	} {
-		t.Run(tc.workers+"-"+strings.Join(tc.steps, ","), func(t *testing.T) {
-			got, err := workerPlan(tc.workers, tc.steps)
+		t.Run(tc.workers+"-"+tc.from+"-"+strings.Join(tc.steps, ","), func(t *testing.T) {
+			got, err := workerPlan(tc.workers, tc.from, tc.steps)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -283,5 +295,122 @@ func TestWorkerStepsMatchWhatPoolsDo(t *testing.T) {
 			}
 		}
 		assert.Equal(t, rolled, start.WorkerSteps, "upgrade to %s", target)
+	}
+}
+
+// listExtension answers GenerateUpgradePlan like a ClusterClass's kubernetesVersions would: the
+// last patch of every minor up to the target. With everyStep the workers take every step too.
+func listExtension(t *testing.T, versions []string, everyStep bool) func(cp, workers, target string) ExternalPlan {
+	return func(cp, workers, target string) ExternalPlan {
+		steps, err := Plan(cp, target, versions)
+		require.NoError(t, err)
+		p := ExternalPlan{ControlPlane: steps}
+		if everyStep && workers != target {
+			if cp != workers {
+				p.Workers = append(p.Workers, cp) // catch up first
+			}
+			p.Workers = append(p.Workers, steps...)
+		}
+		return p
+	}
+}
+
+// TestExternalPlan: a plan from GenerateUpgradePlan drives the upgrade as kubernetesVersions
+// would; when it also lists worker steps, the workers take exactly those (and the control plane
+// waits for them at each).
+func TestExternalPlan(t *testing.T) {
+	versions := []string{"v1.30.5", "v1.31.1", "v1.31.4", "v1.32.0", "v1.32.2"}
+	w := newWorld("v1.30.5", "md-0", "md-1")
+	w.extension = listExtension(t, versions, false)
+	got := w.run(t, Input{Target: "v1.32.2"})
+	assert.Equal(t, []string{"cp→v1.31.4", "cp→v1.32.2", "md-0→v1.32.2", "md-1→v1.32.2"}, got, "workers skip the step within the skew")
+
+	w = newWorld("v1.30.5", "md-0", "md-1")
+	w.extension = listExtension(t, versions, true)
+	got = w.run(t, Input{Target: "v1.32.2"})
+	assert.Equal(t, []string{"cp→v1.31.4", "md-0→v1.31.4", "md-1→v1.31.4", "cp→v1.32.2", "md-0→v1.32.2", "md-1→v1.32.2"}, got,
+		"the workers follow every step the extension lists for them")
+
+	five := []string{"v1.28.9", "v1.29.9", "v1.30.9", "v1.31.9", "v1.32.9", "v1.33.2"}
+	w = newWorld("v1.28.9", "md-0")
+	w.extension = listExtension(t, five, false)
+	got = w.run(t, Input{Target: "v1.33.2"})
+	assert.Equal(t, []string{"cp→v1.29.9", "cp→v1.30.9", "cp→v1.31.9", "md-0→v1.31.9", "cp→v1.32.9", "cp→v1.33.2", "md-0→v1.33.2"}, got,
+		"defaulted worker steps keep the workers within the skew")
+
+	// The extension takes precedence over kubernetesVersions.
+	w = newWorld("v1.30.5", "md-0")
+	w.extension = listExtension(t, versions, true)
+	got = w.run(t, Input{Target: "v1.32.2", KubernetesVersions: []string{"v1.30.5", "v1.31.1", "v1.32.2"}})
+	assert.Equal(t, []string{"cp→v1.31.4", "md-0→v1.31.4", "cp→v1.32.2", "md-0→v1.32.2"}, got)
+
+	// What BeforeClusterUpgrade announces is what the pools then do.
+	w = newWorld("v1.30.5", "md-0")
+	in := Input{Target: "v1.32.2", ControlPlane: w.cp, Pools: w.pools}
+	plan, err := CheckExternalPlan("v1.30.5", "v1.30.5", "v1.32.2", listExtension(t, versions, true)("v1.30.5", "v1.30.5", "v1.32.2"))
+	require.NoError(t, err)
+	in.External = &plan
+	start, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.31.4", "v1.32.2"}, start.WorkerSteps)
+	assert.Equal(t, []string{"v1.31.4", "v1.32.2"}, start.ControlPlaneSteps)
+}
+
+func TestCheckExternalPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		cp, workers, target string
+		plan                ExternalPlan
+		wantWorkers         []string
+		err                 string
+	}{
+		{name: "one step, workers defaulted", cp: "v1.31.2", workers: "v1.31.2", target: "v1.32.4",
+			plan: ExternalPlan{ControlPlane: []string{"v1.32.4"}}, wantWorkers: []string{"v1.32.4"}},
+		{name: "chained, workers defaulted within the skew", cp: "v1.30.0", workers: "v1.30.0", target: "v1.34.0",
+			plan:        ExternalPlan{ControlPlane: []string{"v1.31.1", "v1.32.1", "v1.33.1", "v1.34.0"}},
+			wantWorkers: []string{"v1.33.1", "v1.34.0"}},
+		{name: "explicit workers kept", cp: "v1.30.0", workers: "v1.30.0", target: "v1.32.0",
+			plan:        ExternalPlan{ControlPlane: []string{"v1.31.1", "v1.32.0"}, Workers: []string{"v1.31.1", "v1.32.0"}},
+			wantWorkers: []string{"v1.31.1", "v1.32.0"}},
+		{name: "control plane done, workers behind", cp: "v1.32.0", workers: "v1.31.0", target: "v1.32.0",
+			wantWorkers: []string{"v1.32.0"}},
+		{name: "workers may take the control plane's current version", cp: "v1.33.0", workers: "v1.30.0", target: "v1.34.0",
+			plan:        ExternalPlan{ControlPlane: []string{"v1.34.0"}},
+			wantWorkers: []string{"v1.33.0", "v1.34.0"}},
+		{name: "no pools", cp: "v1.31.0", target: "v1.32.0", plan: ExternalPlan{ControlPlane: []string{"v1.32.0"}}},
+
+		{name: "empty plan", cp: "v1.31.0", workers: "v1.31.0", target: "v1.32.0",
+			err: "controlPlaneUpgrades: empty, but the upgrade goes from v1.31.0 to v1.32.0"},
+		{name: "not newer", cp: "v1.31.0", target: "v1.32.0", plan: ExternalPlan{ControlPlane: []string{"v1.31.0", "v1.32.0"}},
+			err: "controlPlaneUpgrades[0]: v1.31.0 must be newer than v1.31.0"},
+		{name: "skips a minor", cp: "v1.30.0", target: "v1.32.0", plan: ExternalPlan{ControlPlane: []string{"v1.32.0"}},
+			err: "controlPlaneUpgrades[0]: v1.32.0 is 2 minors past v1.30.0; at most 1 at a time"},
+		{name: "does not end at the target", cp: "v1.30.0", target: "v1.32.0", plan: ExternalPlan{ControlPlane: []string{"v1.31.0"}},
+			err: "controlPlaneUpgrades: the last step is v1.31.0, not the target v1.32.0"},
+		{name: "bad version", cp: "v1.30.0", target: "v1.31.0", plan: ExternalPlan{ControlPlane: []string{"1.31.0"}},
+			err: `controlPlaneUpgrades[0]: "1.31.0" is not a version`},
+		{name: "steps while at the target", cp: "v1.32.0", workers: "v1.32.0", target: "v1.32.0", plan: ExternalPlan{ControlPlane: []string{"v1.32.0"}},
+			err: "controlPlaneUpgrades: the control plane already runs v1.32.0"},
+		{name: "worker step unknown", cp: "v1.30.0", workers: "v1.30.0", target: "v1.32.0",
+			plan: ExternalPlan{ControlPlane: []string{"v1.31.1", "v1.32.0"}, Workers: []string{"v1.31.0", "v1.32.0"}},
+			err:  "workersUpgrades[0]: v1.31.0 is neither the control plane's version nor one of its steps"},
+		{name: "workers beyond the skew", cp: "v1.30.0", workers: "v1.30.0", target: "v1.34.0",
+			plan: ExternalPlan{ControlPlane: []string{"v1.31.1", "v1.32.1", "v1.33.1", "v1.34.0"}, Workers: []string{"v1.34.0"}},
+			err:  "workersUpgrades[0]: v1.34.0 is 4 minors past v1.30.0; at most 3 at a time"},
+		{name: "worker steps without pools to move", cp: "v1.31.0", target: "v1.32.0",
+			plan: ExternalPlan{ControlPlane: []string{"v1.32.0"}, Workers: []string{"v1.32.0"}},
+			err:  "workersUpgrades: no worker pool needs to move to v1.32.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CheckExternalPlan(tc.cp, tc.workers, tc.target, tc.plan)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.plan.ControlPlane, got.ControlPlane)
+			assert.Equal(t, tc.wantWorkers, got.Workers)
+		})
 	}
 }

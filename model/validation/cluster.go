@@ -188,9 +188,9 @@ func versionUpdate(oldV string, newV *semver.Version, raw string, class *cluster
 	if newV.LessThan(prev) {
 		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version cannot be decreased from %s", oldV))}
 	}
-	chained := class != nil && len(class.Spec.KubernetesVersions) > 0
+	chained := class != nil && (len(class.Spec.KubernetesVersions) > 0 || class.Spec.UpgradePlanExtension() != "")
 	if !chained && (newV.Major() != prev.Major() || newV.Minor() > prev.Minor()+1) {
-		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions to chain an upgrade", oldV))}
+		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions (or name a spec.upgrade.external.generateUpgradePlanExtension) to chain an upgrade", oldV))}
 	}
 	return nil
 }

@@ -87,6 +87,9 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 	errs = append(errs, classVariables(class, spec.Child("variables"))...)
 	errs = append(errs, classPatches(class, spec.Child("patches"))...)
 	errs = append(errs, kubernetesVersions(class.Spec.KubernetesVersions, spec.Child("kubernetesVersions"))...)
+	if u := class.Spec.Upgrade; u != nil && u.External != nil {
+		errs = append(errs, handlerName(u.External.GenerateUpgradePlanExtension, spec.Child("upgrade", "external", "generateUpgradePlanExtension"))...)
+	}
 
 	if old != nil {
 		errs = append(errs, classUpdate(class, old, clusters)...)
@@ -500,6 +503,21 @@ func sameGroupKind(old, cur *corev1.ObjectReference, p *field.Path) field.ErrorL
 	ng := schema.FromAPIVersionAndKind(cur.APIVersion, cur.Kind).GroupKind()
 	if og != ng {
 		return field.ErrorList{field.Invalid(p, ng.String(), fmt.Sprintf("the template's kind and group cannot change (was %s)", og.String()))}
+	}
+	return nil
+}
+
+// handlerName checks a Runtime Extension handler reference ("<handler>.<extensionconfig>", as
+// discovery names handlers).
+func handlerName(name string, p *field.Path) field.ErrorList {
+	handler, config, ok := strings.Cut(name, ".")
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(p, "name the handler as <handler>.<extensionconfig>")}
+	case len(name) > 512:
+		return field.ErrorList{field.TooLong(p, name, 512)}
+	case !ok || handler == "" || config == "":
+		return field.ErrorList{field.Invalid(p, name, "must have the form <handler>.<extensionconfig>")}
 	}
 	return nil
 }

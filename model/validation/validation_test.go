@@ -121,6 +121,12 @@ func TestClusterClassRules(t *testing.T) {
 			`spec.kubernetesVersions[1]: Invalid value: "1.31"`},
 		{"kubernetesVersions ascending", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.31.2", "v1.30.4"} },
 			"spec.kubernetesVersions[1]: Invalid value: \"v1.30.4\": versions must be listed in ascending order"},
+		{"upgrade plan extension named", func(c *clusterv1.ClusterClass) {
+			c.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{}}
+		}, "spec.upgrade.external.generateUpgradePlanExtension: Required value"},
+		{"upgrade plan extension form", func(c *clusterv1.ClusterClass) {
+			c.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{GenerateUpgradePlanExtension: "plans"}}
+		}, `spec.upgrade.external.generateUpgradePlanExtension: Invalid value: "plans": must have the form <handler>.<extensionconfig>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, _ := sample(t)
@@ -259,6 +265,10 @@ func TestClusterUpdateRules(t *testing.T) {
 	chained := class.DeepCopy()
 	chained.Spec.KubernetesVersions = []string{"v1.31.2", "v1.32.4", "v1.33.1"}
 	assert.NoError(t, upgrade("v1.33.1", chained, nil), "chained through kubernetesVersions")
+	planned := class.DeepCopy()
+	planned.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{GenerateUpgradePlanExtension: "plan.ext"}}
+	assert.NoError(t, upgrade("v1.34.0", planned, nil), "chained through a GenerateUpgradePlan extension")
+	assert.Empty(t, ClusterClass(planned, nil, nil), "a well-formed handler name")
 
 	c := old.DeepCopy()
 	c.Spec.Topology = nil

@@ -35,6 +35,35 @@ type ClusterClassSpec struct {
 	// +optional
 	// +listType=atomic
 	KubernetesVersions []string `json:"kubernetesVersions,omitempty"`
+	// Upgrade configures how Clusters of this class upgrade. (Cluster API v1.12 field, accepted
+	// here on v1beta1.)
+	// +optional
+	Upgrade *ClusterClassUpgrade `json:"upgrade,omitempty"`
+}
+
+// ClusterClassUpgrade configures upgrades of the class's Clusters.
+type ClusterClassUpgrade struct {
+	// External names Runtime Extensions that take part in upgrades.
+	// +optional
+	External *ClusterClassUpgradeExternal `json:"external,omitempty"`
+}
+
+// ClusterClassUpgradeExternal names Runtime Extensions that take part in upgrades.
+type ClusterClassUpgradeExternal struct {
+	// GenerateUpgradePlanExtension is the GenerateUpgradePlan handler ("<handler>.<extensionconfig>")
+	// asked for the versions an upgrade passes through. It takes precedence over kubernetesVersions.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	GenerateUpgradePlanExtension string `json:"generateUpgradePlanExtension,omitempty"`
+}
+
+// UpgradePlanExtension returns the class's GenerateUpgradePlan handler, or "".
+func (s *ClusterClassSpec) UpgradePlanExtension() string {
+	if s.Upgrade == nil || s.Upgrade.External == nil {
+		return ""
+	}
+	return s.Upgrade.External.GenerateUpgradePlanExtension
 }
 
 // InfrastructureNamingStrategy names the generated InfrastructureCluster.

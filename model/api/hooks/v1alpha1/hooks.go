@@ -136,6 +136,28 @@ type UpgradeStepRequest struct {
 	WorkersUpgrades      []UpgradeStepInfo `json:"workersUpgrades,omitempty"`
 }
 
+// GenerateUpgradePlanRequest asks the ClusterClass's upgrade plan extension which versions an
+// upgrade passes through (Cluster API v1.12).
+type GenerateUpgradePlanRequest struct {
+	metav1.TypeMeta `json:",inline"`
+	CommonRequest   `json:",inline"`
+	Cluster         clusterv1.Cluster `json:"cluster"`
+	// FromControlPlaneKubernetesVersion is the control plane's current version.
+	FromControlPlaneKubernetesVersion string `json:"fromControlPlaneKubernetesVersion,omitempty"`
+	// FromWorkersKubernetesVersion is the lowest version the worker pools run ("" without pools).
+	FromWorkersKubernetesVersion string `json:"fromWorkersKubernetesVersion,omitempty"`
+	ToKubernetesVersion          string `json:"toKubernetesVersion,omitempty"`
+}
+
+// GenerateUpgradePlanResponse is the plan: the control plane's steps (the last one the target),
+// and optionally the workers' steps (when empty, topoflow works them out).
+type GenerateUpgradePlanResponse struct {
+	metav1.TypeMeta      `json:",inline"`
+	CommonResponse       `json:",inline"`
+	ControlPlaneUpgrades []UpgradeStepInfo `json:"controlPlaneUpgrades,omitempty"`
+	WorkersUpgrades      []UpgradeStepInfo `json:"workersUpgrades,omitempty"`
+}
+
 // RetryResponse is the response of every blocking lifecycle hook.
 type RetryResponse struct {
 	metav1.TypeMeta     `json:",inline"`

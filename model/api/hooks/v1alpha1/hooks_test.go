@@ -41,6 +41,18 @@ func TestWireShapes(t *testing.T) {
 	assert.NotContains(t, m, "controlPlaneUpgrades", "empty plan steps are omitted")
 	assert.Equal(t, "c", m["cluster"].(map[string]any)["metadata"].(map[string]any)["name"])
 
+	plan, err := json.Marshal(GenerateUpgradePlanRequest{FromControlPlaneKubernetesVersion: "v1.30.5", FromWorkersKubernetesVersion: "v1.29.3", ToKubernetesVersion: "v1.33.0"})
+	require.NoError(t, err)
+	m = nil
+	require.NoError(t, json.Unmarshal(plan, &m))
+	assert.Equal(t, "v1.30.5", m["fromControlPlaneKubernetesVersion"])
+	assert.Equal(t, "v1.29.3", m["fromWorkersKubernetesVersion"])
+	assert.Equal(t, "v1.33.0", m["toKubernetesVersion"])
+	var planResp GenerateUpgradePlanResponse
+	require.NoError(t, json.Unmarshal([]byte(`{"status":"Success","controlPlaneUpgrades":[{"version":"v1.31.9"},{"version":"v1.32.4"}],"workersUpgrades":[{"version":"v1.32.4"}]}`), &planResp))
+	assert.Equal(t, []UpgradeStepInfo{{Version: "v1.31.9"}, {Version: "v1.32.4"}}, planResp.ControlPlaneUpgrades)
+	assert.Equal(t, []UpgradeStepInfo{{Version: "v1.32.4"}}, planResp.WorkersUpgrades)
+
 	var disco DiscoveryResponse
 	require.NoError(t, json.Unmarshal([]byte(`{"status":"Success","handlers":[{"name":"h","requestHook":{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","hook":"BeforeClusterCreate"},"timeoutSeconds":10,"failurePolicy":"Fail"}]}`), &disco))
 	require.Len(t, disco.Handlers, 1)
