@@ -30,11 +30,14 @@ type UpgradeSummary struct {
 	Steps        []string `json:"steps,omitempty"`
 	// WorkerSteps are the versions the pools pass through (BeforeClusterUpgrade's workersUpgrades).
 	WorkerSteps []string `json:"workerSteps,omitempty"`
-	Upgrading   []string `json:"upgrading,omitempty"`
-	Pending     []string `json:"pending,omitempty"`
-	Deferred    []string `json:"deferred,omitempty"`
-	Held        []string `json:"held,omitempty"`
-	Waiting     string   `json:"waiting,omitempty"`
+	// PlannedBy names the GenerateUpgradePlan handler that gave the steps ("" when they come
+	// from the class's kubernetesVersions, or go straight to the target).
+	PlannedBy string   `json:"plannedBy,omitempty"`
+	Upgrading []string `json:"upgrading,omitempty"`
+	Pending   []string `json:"pending,omitempty"`
+	Deferred  []string `json:"deferred,omitempty"`
+	Held      []string `json:"held,omitempty"`
+	Waiting   string   `json:"waiting,omitempty"`
 }
 
 // planner supplies the plan of an upgrade that is due from a GenerateUpgradePlan extension.
@@ -177,7 +180,11 @@ func planVersions(l *loaded, gate *UpgradeGate, plan planner) (*UpgradeSummary, 
 	if !res.InProgress {
 		return nil, res, nil
 	}
-	return &UpgradeSummary{WorkerSteps: res.WorkerSteps,
+	plannedBy := ""
+	if in.External != nil {
+		plannedBy = l.class.Spec.UpgradePlanExtension()
+	}
+	return &UpgradeSummary{WorkerSteps: res.WorkerSteps, PlannedBy: plannedBy,
 		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
 		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,

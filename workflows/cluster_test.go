@@ -546,7 +546,7 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 		assert.Equal(t, HookRecord{At: st.Hooks[0].At, Hook: hooksv1.BeforeClusterUpgrade, Version: "v1.33.1", Outcome: "retry in 30s: change freeze"}, st.Hooks[0])
 		assert.Equal(t, 30*time.Second, st.Hooks[1].At.Sub(st.Hooks[0].At))
 	}, 45*time.Second)
-	in := UpgradeInput{Cluster: ref, From: "v1.31.2", To: "v1.33.1", Plan: plan, Timing: Timing{PassesBeforeContinueAsNew: 3},
+	in := UpgradeInput{Cluster: ref, From: "v1.31.2", To: "v1.33.1", Plan: plan, PlannedBy: "plan.ext", Timing: Timing{PassesBeforeContinueAsNew: 3},
 		Memory: Memory{CreateHookPassed: true}}
 	env.ExecuteWorkflow(ClusterUpgradeWorkflowType, in)
 	require.True(t, env.IsWorkflowCompleted())
@@ -556,6 +556,7 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 	var next UpgradeInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	assert.Equal(t, plan, next.Plan)
+	assert.Equal(t, "plan.ext", next.PlannedBy)
 	assert.Equal(t, in.Memory, next.Memory, "nothing approved yet")
 	require.Len(t, next.Hooks, 3, "the hook log travels to the next run")
 	assert.Equal(t, "retry in 30s: change freeze", next.Hooks[2].Outcome)
@@ -691,12 +692,12 @@ func TestAdoptedUpgradeGone(t *testing.T) {
 // TestUpgradeStateObserve: what the apply reports replaces what was shown; a report of no upgrade
 // in progress means every part has the target.
 func TestUpgradeStateObserve(t *testing.T) {
-	u := &UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"}}
+	u := &UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"}, PlannedBy: "plan.ext"}
 	u.observe(&activities.UpgradeSummary{Reached: "v1.32.4", ControlPlane: "v1.33.1", HeldBy: hooksv1.BeforeControlPlaneUpgrade, Pending: []string{"md-0"}})
 	assert.Equal(t, "v1.31.2 -> [v1.32.4] -> v1.33.1", u.PlanLine())
 	assert.Equal(t, hooksv1.BeforeControlPlaneUpgrade, u.HeldBy)
 	u.observe(nil)
-	assert.Equal(t, UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"},
-		ControlPlane: "v1.33.1", ControlPlaneTarget: "v1.33.1"}, *u)
+	assert.Equal(t, UpgradeState{Workflow: "w", From: "v1.31.2", To: "v1.33.1", Plan: []string{"v1.32.4", "v1.33.1"}, PlannedBy: "plan.ext",
+		ControlPlane: "v1.33.1", ControlPlaneTarget: "v1.33.1"}, *u, "the plan and who planned it stay")
 	assert.Equal(t, "v1.31.2 -> v1.32.4 -> [v1.33.1]", u.PlanLine())
 }

@@ -28,8 +28,10 @@ type UpgradeInput struct {
 	Memory  Memory                `json:"memory"`
 	From    string                `json:"from"`
 	To      string                `json:"to"`
-	// Plan is the control plane's steps as planned when the upgrade began (for the state query).
-	Plan []string `json:"plan,omitempty"`
+	// Plan is the control plane's steps as planned when the upgrade began (for the state query),
+	// and PlannedBy the GenerateUpgradePlan handler that planned them, if any.
+	Plan      []string `json:"plan,omitempty"`
+	PlannedBy string   `json:"plannedBy,omitempty"`
 	// Hooks is the hook log, carried across continue-as-new.
 	Hooks []HookRecord `json:"hooks,omitempty"`
 }
@@ -55,7 +57,7 @@ type UpgradeOutput struct {
 func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, error) {
 	r := &clusterRun{in: ClusterInput{Cluster: in.Cluster, Timing: in.Timing, Memory: in.Memory}, timing: in.Timing.withDefaults(), mem: in.Memory, upgrade: &in}
 	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To, Hooks: in.Hooks,
-		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.From, in.To), From: in.From, To: in.To, Plan: in.Plan}}
+		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.From, in.To), From: in.From, To: in.To, Plan: in.Plan, PlannedBy: in.PlannedBy}}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
 		return nil, err
@@ -122,9 +124,9 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 	if outlives {
 		opts.ParentClosePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 	}
-	r.state.Upgrade = &UpgradeState{Workflow: id, From: u.From, To: u.Target, Plan: u.Steps}
+	r.state.Upgrade = &UpgradeState{Workflow: id, From: u.From, To: u.Target, Plan: u.Steps, PlannedBy: u.PlannedBy}
 	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), ClusterUpgradeWorkflowType, UpgradeInput{
-		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target, Plan: u.Steps,
+		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target, Plan: u.Steps, PlannedBy: u.PlannedBy,
 	})
 	if outlives {
 		if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {

@@ -43,8 +43,10 @@ type UpgradeState struct {
 	Workflow string `json:"workflow"`
 	From     string `json:"from"`
 	To       string `json:"to"`
-	// Plan is the control plane's steps as planned when the upgrade began.
-	Plan []string `json:"plan,omitempty"`
+	// Plan is the control plane's steps as planned when the upgrade began, and PlannedBy the
+	// GenerateUpgradePlan handler that planned them ("" for kubernetesVersions or one step).
+	Plan      []string `json:"plan,omitempty"`
+	PlannedBy string   `json:"plannedBy,omitempty"`
 	// ControlPlane is the version the control plane runs (all its machines); ControlPlaneTarget
 	// the version it is given now.
 	ControlPlane       string `json:"controlPlane,omitempty"`
@@ -77,7 +79,7 @@ func (u *UpgradeState) PlanLine() string {
 // (pools may still be rolling out, and the last hooks may be owed).
 func (u *UpgradeState) observe(s *activities.UpgradeSummary) {
 	if s == nil {
-		*u = UpgradeState{Workflow: u.Workflow, From: u.From, To: u.To, Plan: u.Plan, ControlPlane: u.To, ControlPlaneTarget: u.To}
+		*u = UpgradeState{Workflow: u.Workflow, From: u.From, To: u.To, Plan: u.Plan, PlannedBy: u.PlannedBy, ControlPlane: u.To, ControlPlaneTarget: u.To}
 		return
 	}
 	u.ControlPlane, u.ControlPlaneTarget, u.HeldBy = s.Reached, s.ControlPlane, s.HeldBy

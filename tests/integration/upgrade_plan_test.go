@@ -68,10 +68,18 @@ func TestUpgradePlanExtension(t *testing.T) {
 			"workersUpgrades":      after(req["fromWorkersKubernetesVersion"]),
 		}
 	})
+	sawPlan := ""
 	e.eventually(150*time.Second, "every part at v1.33.1", func() (bool, string) {
+		for _, l := range e.statusLines("demo") {
+			if strings.HasPrefix(l, "Upgrade plan ") {
+				sawPlan = l
+			}
+		}
 		at, msg := e.upgradeProgress("v1.33.1")
 		return len(at) == 4, fmt.Sprintf("%v %s", at, msg)
 	})
+	assert.Regexp(t, `^Upgrade plan v1\.31\.2 -> .*v1\.32\.4.* -> .*v1\.33\.1.* \(from GenerateUpgradePlan `+handler+`\)$`, sawPlan,
+		"starter status shows the extension's plan and who planned it")
 
 	first := ext.Calls(hooksv1.GenerateUpgradePlan)[0].Body
 	assert.Equal(t, "GenerateUpgradePlanRequest", first["kind"])

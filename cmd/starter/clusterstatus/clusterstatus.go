@@ -116,7 +116,11 @@ func printState(w io.Writer, s *workflows.State) {
 // the hook holding the next move, the pools by state, and the upgrade's own step.
 func printUpgrade(w io.Writer, s *workflows.State) {
 	if u := s.Upgrade; u != nil {
-		fmt.Fprintf(w, "Upgrade plan\t%s\n", u.PlanLine())
+		if u.PlannedBy != "" {
+			fmt.Fprintf(w, "Upgrade plan\t%s (from GenerateUpgradePlan %s)\n", u.PlanLine(), u.PlannedBy)
+		} else {
+			fmt.Fprintf(w, "Upgrade plan\t%s\n", u.PlanLine())
+		}
 		if u.ControlPlaneTarget != "" && u.ControlPlaneTarget != u.ControlPlane {
 			fmt.Fprintf(w, "Control plane step\t%s -> %s\n", orNone(u.ControlPlane), u.ControlPlaneTarget)
 		}
