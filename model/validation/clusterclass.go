@@ -248,8 +248,18 @@ func classPatches(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList 
 				errs = append(errs, field.Invalid(pp.Child("enabledIf"), *patch.EnabledIf, err.Error()))
 			}
 		}
-		if ext := patch.External; ext != nil && ext.GenerateExtension == nil && ext.ValidateExtension == nil {
-			errs = append(errs, field.Invalid(pp.Child("external"), "", "one of generateExtension or validateExtension must be set"))
+		if ext := patch.External; ext != nil {
+			if ext.GenerateExtension == nil && ext.ValidateExtension == nil {
+				errs = append(errs, field.Invalid(pp.Child("external"), "", "one of generateExtension or validateExtension must be set"))
+			}
+			for _, h := range []struct {
+				field string
+				name  *string
+			}{{"generateExtension", ext.GenerateExtension}, {"validateExtension", ext.ValidateExtension}, {"discoverVariablesExtension", ext.DiscoverVariablesExtension}} {
+				if h.name != nil {
+					errs = append(errs, handlerName(*h.name, pp.Child("external", h.field))...)
+				}
+			}
 		}
 		for di, d := range patch.Definitions {
 			dp := pp.Child("definitions").Index(di)

@@ -121,6 +121,10 @@ func TestClusterClassRules(t *testing.T) {
 			`spec.kubernetesVersions[1]: Invalid value: "1.31"`},
 		{"kubernetesVersions ascending", func(c *clusterv1.ClusterClass) { c.Spec.KubernetesVersions = []string{"v1.31.2", "v1.30.4"} },
 			"spec.kubernetesVersions[1]: Invalid value: \"v1.30.4\": versions must be listed in ascending order"},
+		{"external patch handler form", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions = nil
+			c.Spec.Patches[0].External = &clusterv1.ExternalPatchDefinition{GenerateExtension: ptr("images"), ValidateExtension: ptr("check.ext")}
+		}, `spec.patches[0].external.generateExtension: Invalid value: "images": must have the form <handler>.<extensionconfig>`},
 		{"upgrade plan extension named", func(c *clusterv1.ClusterClass) {
 			c.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{}}
 		}, "spec.upgrade.external.generateUpgradePlanExtension: Required value"},
