@@ -52,6 +52,13 @@ func (a *Activities) upgradePlanner(ctx context.Context, l *loaded) planner {
 	if handler == "" {
 		return nil
 	}
+	// failed names the class field, so the Cluster's condition says where the handler comes from.
+	failed := func(err error) error {
+		return fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name, err)
+	}
+	extensionSaid := func(msg string) error {
+		return failed(&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: msg})
+	}
 	return func(in upgrade.Input) (*upgrade.ExternalPlan, error) {
 		if !in.NeedsPlan() {
 			return nil, nil
@@ -76,17 +83,15 @@ func (a *Activities) upgradePlanner(ctx context.Context, l *loaded) planner {
 		var resp hooksv1.GenerateUpgradePlanResponse
 		rc := &runtimeext.Client{Kube: a.Kube}
 		if err := rc.CallExtension(ctx, hooksv1.GenerateUpgradePlan, handler, l.cluster.Namespace, req, nil, &resp); err != nil {
-			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name, classify(err))
+			return nil, failed(classify(err))
 		}
 		if resp.Status == "" {
-			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name,
-				&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: "unreachable (failurePolicy Ignore), and an upgrade cannot go on without a plan"})
+			return nil, extensionSaid("unreachable (failurePolicy Ignore), and an upgrade cannot go on without a plan")
 		}
 		plan, err := upgrade.CheckExternalPlan(cp, workers, in.Target, upgrade.ExternalPlan{
 			ControlPlane: stepVersions(resp.ControlPlaneUpgrades), Workers: stepVersions(resp.WorkersUpgrades)})
 		if err != nil {
-			return nil, fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name,
-				&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: "invalid plan: " + err.Error()})
+			return nil, extensionSaid("invalid plan: " + err.Error())
 		}
 		a.answers.put(key, cachedAnswer{plan: &plan})
 		return &plan, nil

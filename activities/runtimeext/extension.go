@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,8 +32,8 @@ func (e *ExtensionError) Error() string {
 // reached under failurePolicy Ignore leaves out untouched and is not an error; an answer with
 // status Failure is an error carrying the extension's message.
 func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string, req any, settings map[string]string, out any) error {
-	handler, config, ok := strings.Cut(name, ".")
-	if !ok || handler == "" || config == "" {
+	handler, config, ok := runtimev1.SplitHandlerName(name)
+	if !ok {
 		return &ExtensionError{Hook: hook, Handler: name, Message: `handler names have the form "<handler>.<extensionconfig>"`}
 	}
 	u, err := c.Kube.Dynamic.Resource(extensionConfigs).Get(ctx, config, metav1.GetOptions{})

@@ -149,15 +149,16 @@ func Compute(in Input) (*Result, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	steps, err := Plan(cp.SpecVersion, in.Target, in.KubernetesVersions)
+	var steps []string
 	if in.External != nil {
-		steps, err = in.External.ControlPlane, nil
-		if cp.SpecVersion == in.Target {
-			steps = nil
+		if cp.SpecVersion != in.Target {
+			steps = in.External.ControlPlane
 		}
-	}
-	if err != nil {
-		return nil, err
+	} else {
+		var err error
+		if steps, err = Plan(cp.SpecVersion, in.Target, in.KubernetesVersions); err != nil {
+			return nil, err
+		}
 	}
 	res.ControlPlaneSteps = steps
 	cpUpgrading := cp.StatusVersion != cp.SpecVersion || !cp.Stable

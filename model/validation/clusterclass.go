@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/names"
 	"github.com/topoflow/topoflow/model/variables"
@@ -520,13 +521,13 @@ func sameGroupKind(old, cur *corev1.ObjectReference, p *field.Path) field.ErrorL
 // handlerName checks a Runtime Extension handler reference ("<handler>.<extensionconfig>", as
 // discovery names handlers).
 func handlerName(name string, p *field.Path) field.ErrorList {
-	handler, config, ok := strings.Cut(name, ".")
+	_, _, ok := runtimev1.SplitHandlerName(name)
 	switch {
 	case name == "":
 		return field.ErrorList{field.Required(p, "name the handler as <handler>.<extensionconfig>")}
 	case len(name) > 512:
 		return field.ErrorList{field.TooLong(p, name, 512)}
-	case !ok || handler == "" || config == "":
+	case !ok:
 		return field.ErrorList{field.Invalid(p, name, "must have the form <handler>.<extensionconfig>")}
 	}
 	return nil

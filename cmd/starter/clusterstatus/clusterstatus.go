@@ -116,11 +116,11 @@ func printState(w io.Writer, s *workflows.State) {
 // the hook holding the next move, the pools by state, and the upgrade's own step.
 func printUpgrade(w io.Writer, s *workflows.State) {
 	if u := s.Upgrade; u != nil {
+		by := ""
 		if u.PlannedBy != "" {
-			fmt.Fprintf(w, "Upgrade plan\t%s (from GenerateUpgradePlan %s)\n", u.PlanLine(), u.PlannedBy)
-		} else {
-			fmt.Fprintf(w, "Upgrade plan\t%s\n", u.PlanLine())
+			by = " (from GenerateUpgradePlan " + u.PlannedBy + ")"
 		}
+		fmt.Fprintf(w, "Upgrade plan\t%s%s\n", u.PlanLine(), by)
 		if u.ControlPlaneTarget != "" && u.ControlPlaneTarget != u.ControlPlane {
 			fmt.Fprintf(w, "Control plane step\t%s -> %s\n", orNone(u.ControlPlane), u.ControlPlaneTarget)
 		}
