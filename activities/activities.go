@@ -5,6 +5,7 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/validation"
 )
 
 // ClusterRef names a Cluster.
@@ -38,6 +41,9 @@ type Activities struct {
 	Log  *slog.Logger
 	// Temporal lets activities look up workflows (RunningWorkflows), in the client's namespace.
 	Temporal client.Client
+	// ClusterController turns on the Cluster controller role (see ownByCluster): on by default,
+	// off when Cluster API's core controllers run beside topoflow.
+	ClusterController bool
 	// answers reuses external patch answers within a pass (nil: no reuse).
 	answers *answerCache
 }
@@ -47,7 +53,7 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{Kube: k, Log: log, answers: newAnswerCache()}
+	return &Activities{Kube: k, Log: log, ClusterController: true, answers: newAnswerCache()}
 }
 
 func missing(format string, args ...any) error {
@@ -57,4 +63,18 @@ func missing(format string, args ...any) error {
 
 func invalid(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidTopology, err)
+}
+
+// readCluster reads a Cluster and applies the Cluster webhook's defaults to it (see
+// validation.DefaultCluster), so every activity computes from the Cluster Cluster API would see.
+// Errors are the API server's (check kube.IsNotFound) or decoding's.
+func (a *Activities) readCluster(ctx context.Context, ref ClusterRef) (*clusterv1.Cluster, error) {
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+		return nil, err
+	}
+	if err := validation.DefaultCluster(cluster); err != nil {
+		return nil, invalid(err)
+	}
+	return cluster, nil
 }

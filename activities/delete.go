@@ -47,15 +47,14 @@ type DeleteResult struct {
 // providers may take a while to let them go). Deleting again what is already going is harmless,
 // so the step can be retried or resumed at any time.
 func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*DeleteResult, error) {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+	cluster, err := a.readCluster(ctx, in.Cluster)
+	if err != nil {
 		if kube.IsNotFound(err) {
 			return &DeleteResult{ClusterGone: true}, nil
 		}
 		return nil, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
 	var objs []*unstructured.Unstructured
-	var err error
 	switch in.Step {
 	case DeleteWorkers:
 		objs, err = a.workerObjects(ctx, cluster)

@@ -37,8 +37,8 @@ type HookOutcome struct {
 // registered a handler for it. Transport errors under failurePolicy Fail come back as Failed;
 // the workflow decides what a failure means for its step.
 func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookOutcome, error) {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+	cluster, err := a.readCluster(ctx, in.Cluster)
+	if err != nil {
 		if kube.IsNotFound(err) {
 			return &HookOutcome{ClusterGone: true}, nil
 		}

@@ -51,8 +51,8 @@ type ObserveInput struct {
 // Cluster and reports their contract fields. It writes nothing.
 func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (*Provisioning, error) {
 	ref := in.Cluster
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+	cluster, err := a.readCluster(ctx, ref)
+	if err != nil {
 		if kube.IsNotFound(err) {
 			return &Provisioning{ClusterGone: true}, nil
 		}
@@ -159,8 +159,8 @@ const StatusFieldManager = "topoflow"
 // SetClusterStatus writes phase, readiness and conditions to the Cluster's status subresource,
 // keeping condition transition times, and writes nothing when nothing would change.
 func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool, error) {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+	cluster, err := a.readCluster(ctx, in.Cluster)
+	if err != nil {
 		if kube.IsNotFound(err) {
 			return false, nil
 		}

@@ -162,20 +162,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
 			return nil, err
 		}
-		var cp *unstructured.Unstructured
-		for _, obj := range state.ClusterObjects() {
-			applied, err := a.apply(ctx, obj, res)
-			if err != nil {
-				return nil, err
-			}
-			if obj == state.ControlPlane {
-				cp = applied
-			}
-		}
-		if err := a.applyClusterRefs(ctx, l.cluster, state); err != nil {
-			return nil, err
-		}
-		if err := a.applyHealthCheck(ctx, state.ControlPlaneMachineHealthCheck, cp, res); err != nil {
+		if err := a.applyControlPlane(ctx, l, state, res); err != nil {
 			return nil, err
 		}
 		if err := a.deleteRotated(ctx, l, objs, res); err != nil {
@@ -212,8 +199,8 @@ func computeFailed(err error) error {
 // load reads the Cluster, its class, the class's templates and the current topology objects. A
 // non-nil result means there is nothing to compute (the Cluster is gone, deleting, or unmanaged).
 func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyResult, error) {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+	cluster, err := a.readCluster(ctx, ref)
+	if err != nil {
 		if kube.IsNotFound(err) {
 			return nil, &ApplyResult{ClusterGone: true}, nil
 		}
@@ -321,6 +308,16 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	for i := range mps {
 		if name := mps[i].Labels[labels.MachinePoolName]; name != "" {
 			current.MachinePools[name] = &mps[i]
+		}
+	}
+	if ref := cluster.Spec.InfrastructureRef; ref != nil {
+		infra, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
+		switch {
+		case kube.IsNotFound(err):
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading infrastructure cluster %s %s: %w", ref.Kind, ref.Name, err)
+		default:
+			current.InfrastructureCluster = infra
 		}
 	}
 	l := &loaded{
@@ -476,16 +473,49 @@ func (a *Activities) applyTyped(ctx context.Context, obj any, res *ApplyResult) 
 	return a.apply(ctx, u, res)
 }
 
-// applyHealthCheck applies a MachineHealthCheck owned by owner (which must exist, so its UID is
-// known). A nil check means none is wanted.
-func (a *Activities) applyHealthCheck(ctx context.Context, mhc *clusterv1.MachineHealthCheck, owner *unstructured.Unstructured, res *ApplyResult) error {
-	if mhc == nil || owner == nil {
-		return nil
+// applyControlPlane writes the control plane scope in Cluster API's order (reconcileState): the
+// shim first when something is about to be created (reconcileClusterShim), the infrastructure
+// cluster, the control plane machine template and the control plane, its health check, then the
+// Cluster's references. The Cluster controller role then makes the Cluster their owner.
+func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *desired.State, res *ApplyResult) error {
+	cur := l.input.Current
+	switch {
+	case state.ShimNeeded:
+		ref, err := a.ensureShim(ctx, l.cluster)
+		if err != nil {
+			return err
+		}
+		state.AddShimOwner(ref)
+	case desired.ShimDeletable(l.cluster, cur.InfrastructureCluster, cur.ControlPlane, state.InfrastructureCluster != nil):
+		if err := a.deleteShim(ctx, l.cluster); err != nil {
+			return err
+		}
 	}
-	mhc = mhc.DeepCopy()
-	mhc.OwnerReferences = []metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID()}}
-	_, err := a.applyTyped(ctx, mhc, res)
-	return err
+	var infra, cp *unstructured.Unstructured
+	for _, obj := range state.ClusterObjects() {
+		applied, err := a.apply(ctx, obj, res)
+		if err != nil {
+			return err
+		}
+		switch obj {
+		case state.InfrastructureCluster:
+			infra = applied
+		case state.ControlPlane:
+			cp = applied
+		}
+	}
+	if mhc := state.ControlPlaneMachineHealthCheck; mhc != nil {
+		if _, err := a.applyTyped(ctx, mhc, res); err != nil {
+			return err
+		}
+	}
+	if _, err := a.apply(ctx, state.Cluster, res); err != nil {
+		return err
+	}
+	if err := a.ownByCluster(ctx, l.cluster, infra, true); err != nil {
+		return err
+	}
+	return a.ownByCluster(ctx, l.cluster, cp, true)
 }
 
 // applyWorkers applies MachineDeployments (templates, the pool, its health check) and
@@ -506,8 +536,13 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 		if err != nil {
 			return err
 		}
-		if err := a.applyHealthCheck(ctx, md.MachineHealthCheck, applied, res); err != nil {
+		if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
 			return err
+		}
+		if md.MachineHealthCheck != nil {
+			if _, err := a.applyTyped(ctx, md.MachineHealthCheck, res); err != nil {
+				return err
+			}
 		}
 		wantMD[md.Object.Name] = true
 		if md.MachineHealthCheck != nil {
@@ -520,7 +555,11 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 				return err
 			}
 		}
-		if _, err := a.applyTyped(ctx, mp.Object, res); err != nil {
+		applied, err := a.applyTyped(ctx, mp.Object, res)
+		if err != nil {
+			return err
+		}
+		if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
 			return err
 		}
 		wantMP[mp.Object.Name] = true
@@ -576,24 +615,4 @@ func (a *Activities) deleteAll(ctx context.Context, ns string, refs []corev1.Obj
 		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
 	}
 	return nil
-}
-
-// applyClusterRefs points the Cluster at its infrastructure cluster and control plane. Only the
-// two references are sent, so no other field of the Cluster changes owner.
-func (a *Activities) applyClusterRefs(ctx context.Context, cluster *clusterv1.Cluster, state *desired.State) error {
-	spec := map[string]any{}
-	if r := state.InfrastructureRef; r != nil {
-		spec["infrastructureRef"] = map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "namespace": r.Namespace}
-	}
-	if r := state.ControlPlaneRef; r != nil {
-		spec["controlPlaneRef"] = map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "namespace": r.Namespace}
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": clusterv1.GroupVersion.String(),
-		"kind":       "Cluster",
-		"metadata":   map[string]any{"name": cluster.Name, "namespace": cluster.Namespace},
-		"spec":       spec,
-	}}
-	_, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
-	return err
 }

@@ -2,14 +2,15 @@
 # Regenerates deepcopy functions and CRDs from the API types in model/api.
 # With --check it fails when the committed files differ from what the types produce.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/stack/lib.sh"
 cd "$root"
 
 CONTROLLER_GEN_VERSION=v0.23.0
-cg="$root/bin/controller-gen"
-if [[ ! -x "$cg" ]] || ! "$cg" --version 2>/dev/null | grep -q "$CONTROLLER_GEN_VERSION"; then
+cg="$BIN/controller-gen"
+if ! cached_tool controller-gen "$CONTROLLER_GEN_VERSION"; then
   echo "installing controller-gen $CONTROLLER_GEN_VERSION"
-  GOBIN="$root/bin" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
+  GOBIN="$TOOLS_CACHE/controller-gen/$CONTROLLER_GEN_VERSION" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
+  cached_tool controller-gen "$CONTROLLER_GEN_VERSION"
 fi
 
 gen() {

@@ -162,6 +162,9 @@ func IsNotFound(err error) bool {
 	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
+// IsAlreadyExists reports a create that found the object there.
+func IsAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
+
 // WaitForAPI polls until the API server answers discovery, or ctx ends.
 func (c *Client) WaitForAPI(ctx context.Context) error {
 	disco, err := discovery.NewDiscoveryClientForConfig(c.Config)

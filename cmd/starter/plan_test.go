@@ -36,7 +36,7 @@ func TestPlanYAMLAndJSON(t *testing.T) {
 	var list map[string]any
 	require.NoError(t, yaml.Unmarshal(out.Bytes(), &list), "YAML output parses")
 	assert.Equal(t, "List", list["kind"])
-	assert.Len(t, list["items"], 15)
+	assert.Len(t, list["items"], 16, "15 topology objects and the Cluster intent")
 
 	var again bytes.Buffer
 	require.NoError(t, runPlan([]string{"-f", planFile(t, nil), "--seed", "3"}, &again, &errOut))
@@ -45,7 +45,7 @@ func TestPlanYAMLAndJSON(t *testing.T) {
 	out.Reset()
 	require.NoError(t, runPlan([]string{"-f", planFile(t, nil), "-o", "json"}, &out, &errOut))
 	require.NoError(t, json.Unmarshal(out.Bytes(), &list), "JSON output parses")
-	assert.Len(t, list["items"], 15)
+	assert.Len(t, list["items"], 16)
 }
 
 func TestPlanInvalidInputListsEveryError(t *testing.T) {

@@ -1,22 +1,20 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kubectl from the Go module proxy into bin/ (cached by version).
+# Builds kube-apiserver and kubectl from the Go module proxy into the tools cache outside the
+# clone (one folder per version, see lib.sh) and links them into bin/.
 #
 # k8s.io/kubernetes points its staging modules (k8s.io/api, k8s.io/client-go, ...) at local
 # directories with `replace`, which a dependent module cannot follow. So we build from a
 # throwaway wrapper module that pins every staging module to the matching v0.x.y release.
 # The first build takes about 4-5 minutes on 2 cores; later runs reuse bin/.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 
 KUBE_VERSION="${KUBE_VERSION:-v1.36.3}"
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-mkdir -p "$root/bin"
+mkdir -p "$BIN"
 
 needed=()
 for cmd in kube-apiserver kubectl; do
-  if [[ -x "$root/bin/$cmd" && "$(cat "$root/bin/$cmd.version" 2>/dev/null)" == "$KUBE_VERSION" ]]; then
-    continue
-  fi
-  needed+=("$cmd")
+  cached_tool "$cmd" "$KUBE_VERSION" || needed+=("$cmd")
 done
 if [[ ${#needed[@]} -eq 0 ]]; then
   echo "kube-apiserver and kubectl $KUBE_VERSION already built in bin/"
@@ -24,7 +22,7 @@ if [[ ${#needed[@]} -eq 0 ]]; then
 fi
 
 staging="v0.${KUBE_VERSION#v1.}"
-work="$root/bin/.k8s-build"
+work="$TOOLS_CACHE/.k8s-build-$$"
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -55,9 +53,11 @@ modfile="$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBE_VERSI
 GOFLAGS=-mod=mod go mod tidy >/dev/null
 for cmd in "${needed[@]}"; do
   echo "building $cmd $KUBE_VERSION (staging modules $staging); the first build takes a few minutes"
-  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$root/bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
-  echo "$KUBE_VERSION" > "$root/bin/$cmd.version"
+  mkdir -p "$TOOLS_CACHE/$cmd/$KUBE_VERSION"
+  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
+  mv "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd.tmp" "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd"
+  cached_tool "$cmd" "$KUBE_VERSION"
 done
 cd "$root"
 rm -rf "$work"
-echo "built ${needed[*]} in bin/"
+echo "built ${needed[*]} in $TOOLS_CACHE, linked into bin/"

@@ -18,6 +18,19 @@ TEMPORAL_UI_PORT="${TOPOFLOW_TEMPORAL_UI_PORT:-$((8233 + _off))}"
 KUBECONFIG_FILE="$STACK_DIR/kubeconfig"
 TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 BIN="$root/bin"
+# Big tools (kube-apiserver, kubectl, temporal, controller-gen) are built once per machine into a
+# cache outside the clone, one folder per tool and version, and linked into bin/: a fresh clone
+# (CI's) reuses them instead of rebuilding for minutes.
+TOOLS_CACHE="${TOPOFLOW_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/topoflow/tools}"
+
+# cached_tool NAME VERSION: true (and NAME linked into bin/) when the cache holds NAME at VERSION.
+cached_tool() {
+  local exe="$TOOLS_CACHE/$1/$2/$1"
+  [[ -x "$exe" ]] || return 1
+  mkdir -p "$BIN"
+  ln -sfn "$exe" "$BIN/$1"
+  echo "$2" >"$BIN/$1.version"
+}
 
 # Search attributes topoflow keeps current on every Cluster workflow (all Keyword).
 SEARCH_ATTRIBUTES=(TopoflowClusterNamespace TopoflowClusterName TopoflowClass TopoflowTargetVersion TopoflowPhase)

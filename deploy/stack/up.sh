@@ -18,10 +18,10 @@ for tool in openssl curl; do
 done
 "$root/deploy/stack/build-k8s.sh"
 TEMPORAL_CLI_VERSION=v1.5.1
-if [[ ! -x "$BIN/temporal" || "$(cat "$BIN/temporal.version" 2>/dev/null)" != "$TEMPORAL_CLI_VERSION" ]]; then
+if ! cached_tool temporal "$TEMPORAL_CLI_VERSION"; then
   log "installing temporal CLI $TEMPORAL_CLI_VERSION (go install; a few minutes the first time)"
-  GOBIN="$BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
-  echo "$TEMPORAL_CLI_VERSION" >"$BIN/temporal.version"
+  GOBIN="$TOOLS_CACHE/temporal/$TEMPORAL_CLI_VERSION" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  cached_tool temporal "$TEMPORAL_CLI_VERSION"
 fi
 
 # --- etcd ------------------------------------------------------------------

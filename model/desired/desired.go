@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
@@ -58,8 +60,9 @@ type Versions struct {
 
 // Current is the part of the current state the computation needs.
 type Current struct {
-	// ControlPlane is the existing control plane object (nil before creation).
-	ControlPlane *unstructured.Unstructured
+	// InfrastructureCluster and ControlPlane are the existing objects (nil before creation).
+	InfrastructureCluster *unstructured.Unstructured
+	ControlPlane          *unstructured.Unstructured
 	// MachineDeployments and MachinePools map topology names to existing objects.
 	MachineDeployments map[string]*clusterv1.MachineDeployment
 	MachinePools       map[string]*clusterv1.MachinePool
@@ -71,9 +74,18 @@ type Current struct {
 
 // State is the desired topology of one Cluster.
 type State struct {
+	// Cluster is the topology controller's intent for the Cluster itself: its name, the labels
+	// cluster-name and topology-owned, and spec.infrastructureRef and spec.controlPlaneRef, nothing
+	// else (Cluster API's computeCluster, filtered by allowedPathsCluster).
+	Cluster *unstructured.Unstructured
 	// InfrastructureRef and ControlPlaneRef are what the Cluster's spec should point at.
 	InfrastructureRef *corev1.ObjectReference
 	ControlPlaneRef   *corev1.ObjectReference
+	// ShimNeeded is true while the infrastructure cluster or the control plane is still to be
+	// created: both then get the temporary "<cluster>-shim" Secret as owner (see AddShimOwner),
+	// as Cluster API's reconcileClusterShim does, so they are collected if the Cluster never
+	// comes to point at them.
+	ShimNeeded bool
 	// InfrastructureCluster is nil when the class has no infrastructure template (seed 003).
 	InfrastructureCluster *unstructured.Unstructured
 	ControlPlane          *unstructured.Unstructured
@@ -221,15 +233,20 @@ type computer struct {
 
 	// slots, filled by plan and patched in place
 	infra, cp, cpInfra *slot
-	mds                []*mdSlots
-	mps                []*mpSlots
-	targets            []*patches.Target
+	// cpMachineMeta is the control plane template's spec.machineTemplate.metadata, unpatched.
+	cpMachineMeta map[string]any
+	mds           []*mdSlots
+	mps           []*mpSlots
+	targets       []*patches.Target
 }
 
-// slot is one object to build: its name and its (patched) template.
+// slot is one object to build: its name and its (patched) template. For an object made from a
+// template, meta is the object's labels and annotations, computed before patching: patches only
+// change a template's spec, and the builtin variables carry the object's metadata.
 type slot struct {
 	name     string
 	template *unstructured.Unstructured
+	meta     clusterv1.ObjectMeta
 }
 
 type mdSlots struct {
@@ -349,6 +366,7 @@ func (c *computer) plan() error {
 			names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
 			return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
 		}
+		c.infra.meta = objectMeta(c.infra.template, c.baseLabels(), nil)
 		if err := c.addTarget(patches.InfrastructureCluster, "", c.infra, c.clusterHolder("spec.infrastructureRef"), nil, map[string]any{"cluster": cb}); err != nil {
 			return err
 		}
@@ -393,10 +411,16 @@ func (c *computer) plan() error {
 			c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-", c.in.Names.For("controlPlane/infrastructure"))
 		}
 	}
-	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name}
-	if meta := mergeMeta(cpClass.Metadata, c.topo.ControlPlane.Metadata); len(meta.Labels)+len(meta.Annotations) > 0 {
-		cpBuiltin["metadata"] = metaToMap(meta)
+	cpMeta := c.controlPlaneMeta()
+	c.cp.meta = objectMeta(c.cp.template, cpMeta.Labels, cpMeta.Annotations)
+	if c.cpInfra != nil {
+		// Taken before patching: Cluster API keeps spec.machineTemplate.metadata as computed from
+		// the unpatched template (computeControlPlane; the patch engine preserves the field).
+		c.cpMachineMeta, _, _ = unstructured.NestedMap(c.cp.template.Object, append(append(contract.Path{}, contract.TemplateSpec...), "machineTemplate", "metadata")...)
 	}
+	// builtin.controlPlane.metadata is the desired control plane's own metadata (Cluster API's
+	// variables.ControlPlane reads it from the desired object).
+	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name, "metadata": metaToMap(c.cp.meta)}
 	if r := c.topo.ControlPlane.Replicas; r != nil {
 		cpBuiltin["replicas"] = int64(*r)
 	}
@@ -477,7 +501,7 @@ type pool struct {
 	namingTemplate *string
 	defaultName    string
 	namesInput     names.Input
-	metadata       clusterv1.ObjectMeta // class template metadata merged with the topology's
+	metadata       clusterv1.ObjectMeta // the pool object's labels and annotations
 	replicas       *int32
 	variables      []clusterv1.ClusterVariable
 	roles          [2]patches.Role // bootstrap, infrastructure
@@ -519,9 +543,9 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 		"bootstrap":         map[string]any{"configRef": map[string]any{"name": bootstrap.name}},
 		"infrastructureRef": map[string]any{"name": infra.name},
 	}
-	if len(p.metadata.Labels)+len(p.metadata.Annotations) > 0 {
-		b["metadata"] = metaToMap(p.metadata)
-	}
+	// builtin.machineDeployment/machinePool.metadata is the desired pool's own metadata (Cluster
+	// API's variables.MachineDeployment and variables.MachinePool read it from the desired object).
+	b["metadata"] = metaToMap(p.metadata)
 	if p.replicas != nil {
 		b["replicas"] = int64(*p.replicas)
 	}
@@ -550,7 +574,7 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 		bootstrapRef: mdClass.Template.Bootstrap.Ref, infraRef: mdClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachineDeploymentTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name},
-		metadata:    poolMeta(mdClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		metadata:    c.poolObjectMeta(mdClass.Template.Metadata, topo.Metadata, labels.MachineDeploymentName, topo.Name), replicas: topo.Replicas,
 		roles: [2]patches.Role{patches.MachineDeploymentBootstrap, patches.MachineDeploymentInfrastructure},
 	}
 	if ns := mdClass.NamingStrategy; ns != nil {
@@ -586,7 +610,7 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 		bootstrapRef: mpClass.Template.Bootstrap.Ref, infraRef: mpClass.Template.Infrastructure.Ref,
 		defaultName: names.DefaultMachinePoolTemplate,
 		namesInput:  names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name},
-		metadata:    poolMeta(mpClass.Template.Metadata, topo.Metadata), replicas: topo.Replicas,
+		metadata:    c.poolObjectMeta(mpClass.Template.Metadata, topo.Metadata, labels.MachinePoolName, topo.Name), replicas: topo.Replicas,
 		roles: [2]patches.Role{patches.MachinePoolBootstrap, patches.MachinePoolInfrastructure},
 	}
 	if ns := mpClass.NamingStrategy; ns != nil {
@@ -605,6 +629,9 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 	if s.name, s.bootstrap, s.infra, err = c.planPool(p, s.version, cb); err != nil {
 		return err
 	}
+	mpLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachinePoolName: topo.Name})
+	s.bootstrap.meta = objectMeta(s.bootstrap.template, mpLabels, nil)
+	s.infra.meta = objectMeta(s.infra.template, mpLabels, nil)
 	c.mps = append(c.mps, s)
 	return nil
 }
@@ -625,7 +652,8 @@ func (c *computer) clusterBuiltins() map[string]any {
 		b["metadata"] = metaToMap(meta)
 	}
 	if n := c.cluster.Spec.ClusterNetwork; n != nil {
-		network := map[string]any{}
+		family, _ := c.cluster.IPFamily() // an invalid network reads "Invalid", as in Cluster API
+		network := map[string]any{"ipFamily": family}
 		if n.ServiceDomain != "" {
 			network["serviceDomain"] = n.ServiceDomain
 		}
@@ -653,16 +681,13 @@ func (c *computer) build() (*State, error) {
 	s := &State{Variables: c.clusterVs}
 	var err error
 	if c.infra != nil {
-		if s.InfrastructureCluster, err = c.objectFromTemplate(c.infra.template, c.infra.name, c.baseLabels(), nil); err != nil {
+		// No owner but the shim: the Cluster controller makes the Cluster the owner once the
+		// Cluster points at the object (Cluster API's computeInfrastructureCluster).
+		if s.InfrastructureCluster, err = c.objectFromTemplate(c.infra, shimOwnerOf(c.in.Current.InfrastructureCluster, c.cluster.Name)); err != nil {
 			return nil, err
 		}
-		// A Cluster whose endpoint is set by the user hands it to the infrastructure provider.
-		if ep := c.cluster.Spec.ControlPlaneEndpoint; ep.IsValid() {
-			if err := contract.Set(s.InfrastructureCluster, contract.InfraClusterEndpoint, map[string]any{"host": ep.Host, "port": int64(ep.Port)}); err != nil {
-				return nil, err
-			}
-		}
-		s.InfrastructureRef = refTo(s.InfrastructureCluster)
+		dropEmptyEndpoint(s.InfrastructureCluster)
+		s.InfrastructureRef = keepRefVersion(c.cluster.Spec.InfrastructureRef, refTo(s.InfrastructureCluster))
 	}
 	if c.cpInfra != nil {
 		s.ControlPlaneInfrastructureTemplate = c.rotate(c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels()),
@@ -671,11 +696,14 @@ func (c *computer) build() (*State, error) {
 	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
 		return nil, err
 	}
-	s.ControlPlaneRef = refTo(s.ControlPlane)
+	s.ControlPlaneRef = keepRefVersion(c.cluster.Spec.ControlPlaneRef, refTo(s.ControlPlane))
+	s.Cluster = c.clusterIntent(s.InfrastructureRef, s.ControlPlaneRef)
+	s.ShimNeeded = (c.infra != nil && c.in.Current.InfrastructureCluster == nil) || c.in.Current.ControlPlane == nil
 	if c.cpInfra != nil {
+		// Cluster API's selectors.ForControlPlaneMHC.
 		mhc, err := c.machineHealthCheck(c.class.Spec.ControlPlane.MachineHealthCheck, c.topo.ControlPlane.MachineHealthCheck,
-			"spec.topology.controlPlane.machineHealthCheck", s.ControlPlane.GetName(), ownerFrom(s.ControlPlane, c.in.Current.ControlPlane),
-			metav1.LabelSelector{MatchLabels: map[string]string{labels.ControlPlane: ""}}, c.baseLabels())
+			"spec.topology.controlPlane.machineHealthCheck", s.ControlPlane.GetName(),
+			metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.ControlPlane: ""}})
 		if err != nil {
 			return nil, err
 		}
@@ -698,20 +726,101 @@ func (c *computer) build() (*State, error) {
 	return s, nil
 }
 
-func (c *computer) ownerRef() metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.cluster.Name, UID: c.cluster.UID}
+func clusterOwner(cluster *clusterv1.Cluster) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
 }
 
 func (c *computer) baseLabels() map[string]string {
 	return map[string]string{labels.ClusterName: c.cluster.Name, labels.TopologyOwned: ""}
 }
 
+// clusterIntent is what the topology controller applies to the Cluster (Cluster API's
+// computeCluster, filtered to allowedPathsCluster): the two topology labels and the references.
+func (c *computer) clusterIntent(infra, cp *corev1.ObjectReference) *unstructured.Unstructured {
+	spec := map[string]any{}
+	if infra != nil {
+		spec["infrastructureRef"] = refToMap(infra)
+	}
+	if cp != nil {
+		spec["controlPlaneRef"] = refToMap(cp)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(clusterv1.GroupVersion.String())
+	u.SetKind("Cluster")
+	u.SetName(c.cluster.Name)
+	u.SetNamespace(c.cluster.Namespace)
+	u.SetLabels(c.baseLabels())
+	return u
+}
+
+func refToMap(r *corev1.ObjectReference) map[string]any {
+	m := map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name}
+	if r.Namespace != "" {
+		m["namespace"] = r.Namespace
+	}
+	return m
+}
+
+// keepRefVersion is the reference to want, keeping the current reference's apiVersion when group
+// and kind agree: another controller may have moved it to a newer version of the same kind
+// (Cluster API's calculateRefDesiredAPIVersion).
+func keepRefVersion(current, want *corev1.ObjectReference) *corev1.ObjectReference {
+	if current == nil {
+		return want
+	}
+	cur, err := schema.ParseGroupVersion(current.APIVersion)
+	if err != nil {
+		return want
+	}
+	w, _ := schema.ParseGroupVersion(want.APIVersion)
+	out := want.DeepCopy()
+	if cur.Group == w.Group && current.Kind == want.Kind {
+		out.APIVersion = current.APIVersion
+	}
+	return out
+}
+
+// dropEmptyEndpoint leaves spec.controlPlaneEndpoint's host out when empty and its port when 0,
+// so the topology controller does not co-own the endpoint the provider sets (Cluster API's
+// InfrastructureClusterContract.IgnorePaths); an endpoint left empty goes too.
+func dropEmptyEndpoint(u *unstructured.Unstructured) {
+	ep, ok, _ := unstructured.NestedMap(u.Object, contract.InfraClusterEndpoint...)
+	if !ok {
+		return
+	}
+	if h, isString := ep["host"].(string); isString && h == "" {
+		delete(ep, "host")
+	}
+	switch p := ep["port"].(type) {
+	case int64:
+		if p == 0 {
+			delete(ep, "port")
+		}
+	case float64:
+		if p == 0 {
+			delete(ep, "port")
+		}
+	}
+	if len(ep) == 0 {
+		unstructured.RemoveNestedField(u.Object, contract.InfraClusterEndpoint...)
+		return
+	}
+	_ = unstructured.SetNestedMap(u.Object, ep, contract.InfraClusterEndpoint...)
+}
+
+// controlPlaneMeta is the control plane's labels and annotations: the topology's over the
+// class's, plus cluster-name and topology-owned (Cluster API's computeControlPlane).
+func (c *computer) controlPlaneMeta() clusterv1.ObjectMeta {
+	meta := mergeMeta(c.class.Spec.ControlPlane.Metadata, c.topo.ControlPlane.Metadata)
+	meta.Labels = mergeMaps(meta.Labels, c.baseLabels())
+	return meta
+}
+
 func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	cpClass := c.class.Spec.ControlPlane
 	topo := c.topo.ControlPlane
-	// Topology metadata wins over class metadata.
-	meta := mergeMeta(cpClass.Metadata, topo.Metadata)
-	obj, err := c.objectFromTemplate(c.cp.template, c.cp.name, mergeMaps(meta.Labels, c.baseLabels()), meta.Annotations)
+	// No owner but the shim, as for the infrastructure cluster.
+	obj, err := c.objectFromTemplate(c.cp, shimOwnerOf(c.in.Current.ControlPlane, c.cluster.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -723,14 +832,42 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			return nil, err
 		}
 	}
-	if infraTemplate == nil {
-		return obj, nil
+	if infraTemplate != nil {
+		var current *corev1.ObjectReference
+		if cur := c.in.Current.ControlPlane; cur != nil {
+			current, _ = contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
+		}
+		if err := contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, keepRefVersion(current, refTo(infraTemplate))); err != nil {
+			return nil, err
+		}
+		// The control plane's labels and annotations go to its machines too, over the template's
+		// own machineTemplate.metadata (keys only in the template stay).
+		cpMeta := c.controlPlaneMeta()
+		tmplMeta := clusterv1.ObjectMeta{}
+		if l, ok := c.cpMachineMeta["labels"].(map[string]any); ok {
+			tmplMeta.Labels = anyToStringMap(l)
+		}
+		if a, ok := c.cpMachineMeta["annotations"].(map[string]any); ok {
+			tmplMeta.Annotations = anyToStringMap(a)
+		}
+		if err := contract.Set(obj, contract.ControlPlaneMachineMetadata, metaToMap(mergeMeta(tmplMeta, cpMeta))); err != nil {
+			return nil, err
+		}
 	}
-	if err := contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, refTo(infraTemplate)); err != nil {
-		return nil, err
-	}
-	if err := contract.Set(obj, contract.ControlPlaneMachineMetadata, metaToMap(meta)); err != nil {
-		return nil, err
+	// Readiness gates and node timeouts (class value, topology override) are set with or without
+	// machine infrastructure: the control plane provider decides what they mean.
+	if gates := firstGates(topo.ReadinessGates, cpClass.ReadinessGates); gates != nil {
+		list := make([]any, len(gates))
+		for i, g := range gates {
+			m := map[string]any{"conditionType": g.ConditionType}
+			if g.Polarity != "" {
+				m["polarity"] = g.Polarity
+			}
+			list[i] = m
+		}
+		if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), "readinessGates"), list); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range []struct {
 		field       string
@@ -749,23 +886,52 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 	return obj, nil
 }
 
+func anyToStringMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// poolObjectMeta is a pool's labels and annotations: the topology's over the class's, plus
+// cluster-name, topology-owned and the pool's name label; the upgrade annotations
+// (defer-upgrade, hold-upgrade-sequence) steer topoflow and are never copied (Cluster API's
+// computeMachineDeployment and computeMachinePool).
+func (c *computer) poolObjectMeta(class, topo clusterv1.ObjectMeta, nameLabel, topologyName string) clusterv1.ObjectMeta {
+	m := mergeMeta(class, topo)
+	delete(m.Annotations, labels.DeferUpgrade)
+	delete(m.Annotations, labels.HoldUpgradeSequence)
+	if len(m.Annotations) == 0 {
+		m.Annotations = nil
+	}
+	m.Labels = mergeMaps(m.Labels, c.baseLabels(), map[string]string{nameLabel: topologyName})
+	return m
+}
+
 func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment, error) {
 	topo, mdClass := s.topo, s.class
 	mdLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachineDeploymentName: topo.Name})
+	meta := c.poolObjectMeta(mdClass.Template.Metadata, topo.Metadata, labels.MachineDeploymentName, topo.Name)
 	// Cluster API's names package: "<cluster>-<pool>-" for both templates of a pool.
 	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
 	bootstrap := c.rotate(c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/bootstrap")
 	infra := c.rotate(c.cloneTemplate(s.infra.template, s.infra.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/infrastructure")
-	meta := poolMeta(mdClass.Template.Metadata, topo.Metadata)
 	version := s.version
+	var curBootstrap, curInfra *corev1.ObjectReference
+	if s.current != nil {
+		curBootstrap, curInfra = s.current.Spec.Template.Spec.Bootstrap.ConfigRef, &s.current.Spec.Template.Spec.InfrastructureRef
+	}
+	// No owner references: Cluster API's MachineDeployment controller adds the Cluster.
 	md := &clusterv1.MachineDeployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            s.name,
-			Namespace:       c.cluster.Namespace,
-			Labels:          mergeMaps(meta.Labels, mdLabels),
-			Annotations:     copyMap(meta.Annotations),
-			OwnerReferences: []metav1.OwnerReference{c.ownerRef()},
+			Name:        s.name,
+			Namespace:   c.cluster.Namespace,
+			Labels:      copyMap(meta.Labels),
+			Annotations: copyMap(meta.Annotations),
 		},
 		Spec: clusterv1.MachineDeploymentSpec{
 			ClusterName:     c.cluster.Name,
@@ -774,12 +940,12 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 			Strategy:        firstStrategy(topo.Strategy, mdClass.Strategy),
 			Selector:        metav1.LabelSelector{MatchLabels: copyMap(mdLabels)},
 			Template: clusterv1.MachineTemplateSpec{
-				ObjectMeta: clusterv1.ObjectMeta{Labels: mergeMaps(meta.Labels, mdLabels), Annotations: copyMap(meta.Annotations)},
+				ObjectMeta: clusterv1.ObjectMeta{Labels: copyMap(meta.Labels), Annotations: copyMap(meta.Annotations)},
 				Spec: clusterv1.MachineSpec{
 					ClusterName:             c.cluster.Name,
 					Version:                 &version,
-					Bootstrap:               clusterv1.Bootstrap{ConfigRef: refTo(bootstrap)},
-					InfrastructureRef:       *refTo(infra),
+					Bootstrap:               clusterv1.Bootstrap{ConfigRef: keepRefVersion(curBootstrap, refTo(bootstrap))},
+					InfrastructureRef:       *keepRefVersion(curInfra, refTo(infra)),
 					FailureDomain:           firstString(topo.FailureDomain, mdClass.FailureDomain),
 					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mdClass.NodeDrainTimeout),
 					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mdClass.NodeVolumeDetachTimeout),
@@ -789,15 +955,10 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 			},
 		},
 	}
-	var owner metav1.OwnerReference
-	if s.current != nil {
-		owner = metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: s.name, UID: s.current.UID}
-	} else {
-		owner = metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: s.name}
-	}
+	// Cluster API's selectors.ForMachineDeploymentMHC.
 	mhc, err := c.machineHealthCheck(mdClass.MachineHealthCheck, topo.MachineHealthCheck,
-		fmt.Sprintf("spec.topology.workers.machineDeployments[%d].machineHealthCheck", index), s.name, owner,
-		metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: topo.Name}}, mdLabels)
+		fmt.Sprintf("spec.topology.workers.machineDeployments[%d].machineHealthCheck", index), s.name,
+		metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: topo.Name}})
 	if err != nil {
 		return nil, err
 	}
@@ -806,29 +967,35 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 
 func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 	topo, mpClass := s.topo, s.class
-	mpLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachinePoolName: topo.Name})
-	bootstrap, err := c.objectFromTemplate(s.bootstrap.template, s.bootstrap.name, mpLabels, nil)
+	// The bootstrap config and infrastructure pool are owned by the Cluster until the MachinePool
+	// controller takes them over (Cluster API's computeMachinePool).
+	owner := []metav1.OwnerReference{clusterOwner(c.cluster)}
+	bootstrap, err := c.objectFromTemplate(s.bootstrap, owner)
 	if err != nil {
 		return nil, err
 	}
-	infra, err := c.objectFromTemplate(s.infra.template, s.infra.name, mpLabels, nil)
+	infra, err := c.objectFromTemplate(s.infra, owner)
 	if err != nil {
 		return nil, err
 	}
-	meta := poolMeta(mpClass.Template.Metadata, topo.Metadata)
+	meta := c.poolObjectMeta(mpClass.Template.Metadata, topo.Metadata, labels.MachinePoolName, topo.Name)
 	version := s.version
 	failureDomains := topo.FailureDomains
 	if failureDomains == nil {
 		failureDomains = mpClass.FailureDomains
 	}
+	var curBootstrap, curInfra *corev1.ObjectReference
+	if s.current != nil {
+		curBootstrap, curInfra = s.current.Spec.Template.Spec.Bootstrap.ConfigRef, &s.current.Spec.Template.Spec.InfrastructureRef
+	}
+	// No owner references: Cluster API's MachinePool controller adds the Cluster.
 	mp := &clusterv1.MachinePool{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            s.name,
-			Namespace:       c.cluster.Namespace,
-			Labels:          mergeMaps(meta.Labels, mpLabels),
-			Annotations:     copyMap(meta.Annotations),
-			OwnerReferences: []metav1.OwnerReference{c.ownerRef()},
+			Name:        s.name,
+			Namespace:   c.cluster.Namespace,
+			Labels:      copyMap(meta.Labels),
+			Annotations: copyMap(meta.Annotations),
 		},
 		Spec: clusterv1.MachinePoolSpec{
 			ClusterName:     c.cluster.Name,
@@ -836,12 +1003,12 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 			MinReadySeconds: firstInt32(topo.MinReadySeconds, mpClass.MinReadySeconds),
 			FailureDomains:  append([]string(nil), failureDomains...),
 			Template: clusterv1.MachineTemplateSpec{
-				ObjectMeta: clusterv1.ObjectMeta{Labels: mergeMaps(meta.Labels, mpLabels), Annotations: copyMap(meta.Annotations)},
+				ObjectMeta: clusterv1.ObjectMeta{Labels: copyMap(meta.Labels), Annotations: copyMap(meta.Annotations)},
 				Spec: clusterv1.MachineSpec{
 					ClusterName:             c.cluster.Name,
 					Version:                 &version,
-					Bootstrap:               clusterv1.Bootstrap{ConfigRef: refTo(bootstrap)},
-					InfrastructureRef:       *refTo(infra),
+					Bootstrap:               clusterv1.Bootstrap{ConfigRef: keepRefVersion(curBootstrap, refTo(bootstrap))},
+					InfrastructureRef:       *keepRefVersion(curInfra, refTo(infra)),
 					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mpClass.NodeDrainTimeout),
 					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mpClass.NodeVolumeDetachTimeout),
 					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mpClass.NodeDeletionTimeout),
@@ -854,10 +1021,12 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 
 // machineHealthCheck computes the MachineHealthCheck of the control plane or a MachineDeployment.
 // The topology's definition, when it has any field set, replaces the class's; enable: false turns
-// the check off, enable: true requires a definition somewhere. The check is owned by its target
-// (whose UID the caller fills in once the target exists).
+// the check off, enable: true requires a definition somewhere. As in Cluster API's
+// computeMachineHealthCheck, the check is owned by the Cluster (so it is collected even if its
+// target never existed), is labelled topology-owned and cluster-name only, and carries the
+// MachineHealthCheck webhook's defaults, so the intent matches what the server holds.
 func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology, topoField, name string,
-	owner metav1.OwnerReference, selector metav1.LabelSelector, objLabels map[string]string) (*clusterv1.MachineHealthCheck, error) {
+	selector metav1.LabelSelector) (*clusterv1.MachineHealthCheck, error) {
 	def := class
 	if topo != nil && !isZeroMHC(&topo.MachineHealthCheckClass) {
 		def = &topo.MachineHealthCheckClass
@@ -874,13 +1043,13 @@ func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, 
 		return nil, nil
 	}
 	d := def.DeepCopy()
-	return &clusterv1.MachineHealthCheck{
+	mhc := &clusterv1.MachineHealthCheck{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
 			Namespace:       c.cluster.Namespace,
-			Labels:          copyMap(objLabels),
-			OwnerReferences: []metav1.OwnerReference{owner},
+			Labels:          c.baseLabels(),
+			OwnerReferences: []metav1.OwnerReference{clusterOwner(c.cluster)},
 		},
 		Spec: clusterv1.MachineHealthCheckSpec{
 			ClusterName:         c.cluster.Name,
@@ -891,39 +1060,65 @@ func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, 
 			NodeStartupTimeout:  d.NodeStartupTimeout,
 			RemediationTemplate: d.RemediationTemplate,
 		},
-	}, nil
+	}
+	defaultMachineHealthCheck(mhc)
+	return mhc, nil
+}
+
+// DefaultNodeStartupTimeout is the MachineHealthCheck webhook's default nodeStartupTimeout.
+var DefaultNodeStartupTimeout = metav1.Duration{Duration: 10 * time.Minute}
+
+// defaultMachineHealthCheck applies the MachineHealthCheck webhook's defaults (Cluster API's
+// webhooks.MachineHealthCheck.Default): maxUnhealthy 100%, nodeStartupTimeout 10m, and the
+// remediation template in the check's namespace.
+func defaultMachineHealthCheck(m *clusterv1.MachineHealthCheck) {
+	if m.Spec.MaxUnhealthy == nil {
+		v := intstr.FromString("100%")
+		m.Spec.MaxUnhealthy = &v
+	}
+	if m.Spec.NodeStartupTimeout == nil {
+		d := DefaultNodeStartupTimeout
+		m.Spec.NodeStartupTimeout = &d
+	}
+	if r := m.Spec.RemediationTemplate; r != nil && r.Namespace == "" {
+		r.Namespace = m.Namespace
+	}
 }
 
 func isZeroMHC(m *clusterv1.MachineHealthCheckClass) bool {
 	return len(m.UnhealthyConditions) == 0 && m.MaxUnhealthy == nil && m.UnhealthyRange == nil && m.NodeStartupTimeout == nil && m.RemediationTemplate == nil
 }
 
-func ownerFrom(desired, current *unstructured.Unstructured) metav1.OwnerReference {
-	ref := metav1.OwnerReference{APIVersion: desired.GetAPIVersion(), Kind: desired.GetKind(), Name: desired.GetName()}
-	if current != nil {
-		ref.UID = current.GetUID()
+// objectMeta is the metadata of an object made from a template: the template's
+// spec.template.metadata, then the given labels and annotations, then the cloned-from
+// annotations (Cluster API's templateToObject and external.GenerateTemplate).
+func objectMeta(tmpl *unstructured.Unstructured, objLabels, objAnnotations map[string]string) clusterv1.ObjectMeta {
+	tmplLabels, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "labels")...)
+	tmplAnnotations, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "annotations")...)
+	return clusterv1.ObjectMeta{
+		Labels:      mergeMaps(tmplLabels, objLabels),
+		Annotations: mergeMaps(tmplAnnotations, objAnnotations, clonedFrom(tmpl)),
 	}
-	return ref
 }
 
-// objectFromTemplate creates an object from a template's spec.template (the kind loses its
-// "Template" suffix), as Cluster API's templateToObject does.
-func (c *computer) objectFromTemplate(tmpl *unstructured.Unstructured, name string, objLabels, objAnnotations map[string]string) (*unstructured.Unstructured, error) {
+// objectFromTemplate creates an object from a slot's (patched) template spec.template.spec,
+// with the slot's metadata; the kind loses its "Template" suffix (Cluster API's templateToObject).
+func (c *computer) objectFromTemplate(s *slot, owners []metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	tmpl := s.template
 	spec, _, err := unstructured.NestedMap(tmpl.Object, contract.TemplateSpec...)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s: %w", tmpl.GetKind(), tmpl.GetNamespace(), tmpl.GetName(), err)
 	}
-	tmplLabels, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "labels")...)
-	tmplAnnotations, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "annotations")...)
-
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetAPIVersion(tmpl.GetAPIVersion())
 	obj.SetKind(strings.TrimSuffix(tmpl.GetKind(), "Template"))
-	obj.SetName(name)
+	obj.SetName(s.name)
 	obj.SetNamespace(c.cluster.Namespace)
-	obj.SetLabels(mergeMaps(tmplLabels, objLabels))
-	obj.SetAnnotations(mergeMaps(tmplAnnotations, objAnnotations, clonedFrom(tmpl)))
-	obj.SetOwnerReferences([]metav1.OwnerReference{c.ownerRef()})
+	obj.SetLabels(copyMap(s.meta.Labels))
+	obj.SetAnnotations(copyMap(s.meta.Annotations))
+	if len(owners) > 0 {
+		obj.SetOwnerReferences(owners)
+	}
 	if spec == nil {
 		spec = map[string]any{}
 	}
@@ -942,7 +1137,7 @@ func (c *computer) cloneTemplate(tmpl *unstructured.Unstructured, name string, e
 	ann := mergeMaps(tmpl.GetAnnotations(), clonedFrom(tmpl))
 	delete(ann, corev1.LastAppliedConfigAnnotation)
 	obj.SetAnnotations(ann)
-	obj.SetOwnerReferences([]metav1.OwnerReference{c.ownerRef()})
+	obj.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(c.cluster)})
 	if spec, ok := tmpl.Object["spec"]; ok {
 		obj.Object["spec"] = runtimeDeepCopy(spec)
 	}
@@ -976,15 +1171,6 @@ func runtimeDeepCopy(v any) any {
 // mergeMeta merges class metadata with topology metadata; topology wins.
 func mergeMeta(class, topo clusterv1.ObjectMeta) clusterv1.ObjectMeta {
 	return clusterv1.ObjectMeta{Labels: mergeMaps(class.Labels, topo.Labels), Annotations: mergeMaps(class.Annotations, topo.Annotations)}
-}
-
-// poolMeta is a pool's metadata without the upgrade annotations (defer-upgrade,
-// hold-upgrade-sequence): they steer topoflow and, as in Cluster API, are not copied to the pool.
-func poolMeta(class, topo clusterv1.ObjectMeta) clusterv1.ObjectMeta {
-	m := mergeMeta(class, topo) // fresh maps
-	delete(m.Annotations, labels.DeferUpgrade)
-	delete(m.Annotations, labels.HoldUpgradeSequence)
-	return m
 }
 
 func metaToMap(m clusterv1.ObjectMeta) map[string]any {
@@ -1069,10 +1255,11 @@ func firstGates(gs ...[]clusterv1.MachineReadinessGate) []clusterv1.MachineReadi
 	return nil
 }
 
-// Objects returns every desired object in apply order: infrastructure cluster, control plane
-// machine template, control plane (and its health check), then per MachineDeployment its
-// templates, itself and its health check, then per MachinePool its bootstrap config,
-// infrastructure pool and itself. Typed objects are converted to apply intents.
+// Objects returns every desired object in Cluster API's write order (reconcileState):
+// infrastructure cluster, control plane machine template, control plane and its health check,
+// the Cluster, then per MachineDeployment its templates, itself and its health check, then per
+// MachinePool its bootstrap config, infrastructure pool and itself. Typed objects are converted
+// to apply intents.
 func (s *State) Objects() ([]*unstructured.Unstructured, error) {
 	out := s.ClusterObjects()
 	if s.ControlPlaneMachineHealthCheck != nil {
@@ -1081,6 +1268,9 @@ func (s *State) Objects() ([]*unstructured.Unstructured, error) {
 			return nil, err
 		}
 		out = append(out, u)
+	}
+	if s.Cluster != nil {
+		out = append(out, s.Cluster)
 	}
 	for _, md := range s.MachineDeployments {
 		objs, err := md.Objects()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -213,32 +215,50 @@ func TestVariablesAreValidated(t *testing.T) {
 	assert.Contains(t, msg, `spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value: Invalid value: "m5.large"`)
 }
 
+// TestMachineHealthChecks follows Cluster API's computeMachineHealthCheck, the selectors package
+// (ForControlPlaneMHC, ForMachineDeploymentMHC) and the MachineHealthCheck webhook's Default.
 func TestMachineHealthChecks(t *testing.T) {
 	in := sample(t)
 	s, err := Compute(in)
 	require.NoError(t, err)
-	require.NotNil(t, s.ControlPlaneMachineHealthCheck)
-	assert.Equal(t, s.ControlPlane.GetName(), s.ControlPlaneMachineHealthCheck.Name)
-	assert.Equal(t, map[string]string{labels.ControlPlane: ""}, s.ControlPlaneMachineHealthCheck.Spec.Selector.MatchLabels)
+	owner := []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "Cluster", Name: "demo", UID: in.Cluster.UID}}
+	topologyLabels := map[string]string{labels.ClusterName: "demo", labels.TopologyOwned: ""}
+
+	cp := s.ControlPlaneMachineHealthCheck
+	require.NotNil(t, cp)
+	assert.Equal(t, s.ControlPlane.GetName(), cp.Name)
+	assert.Equal(t, map[string]string{labels.ControlPlane: "", labels.TopologyOwned: ""}, cp.Spec.Selector.MatchLabels)
+	assert.Equal(t, topologyLabels, cp.Labels, "exactly topology-owned and cluster-name")
+	assert.Equal(t, owner, cp.OwnerReferences, "owned by the Cluster, not by the control plane")
+	assert.Equal(t, "33%", cp.Spec.MaxUnhealthy.String(), "the class's value is kept")
+
 	mdMHC := s.MachineDeployments[0].MachineHealthCheck
 	require.NotNil(t, mdMHC)
 	assert.Equal(t, s.MachineDeployments[0].Object.Name, mdMHC.Name)
-	assert.Equal(t, "MachineDeployment", mdMHC.OwnerReferences[0].Kind)
+	assert.Equal(t, owner, mdMHC.OwnerReferences, "owned by the Cluster, not by the MachineDeployment")
+	assert.Equal(t, topologyLabels, mdMHC.Labels, "no deployment-name label")
 	assert.Equal(t, map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: "md-0"}, mdMHC.Spec.Selector.MatchLabels)
 	require.NotNil(t, mdMHC.Spec.UnhealthyRange)
 	assert.Equal(t, "[0-2]", *mdMHC.Spec.UnhealthyRange)
+	assert.Equal(t, "100%", mdMHC.Spec.MaxUnhealthy.String(), "webhook default")
 
 	// The topology can turn a check off, or replace the class's definition.
 	off := false
 	in.Cluster.Spec.Topology.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: &off}
 	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
-		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{UnhealthyRange: ptr("[1-3]")},
+		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{
+			UnhealthyRange:      ptr("[1-3]"),
+			RemediationTemplate: &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimRemediationTemplate", Name: "r"},
+		},
 	}
 	s, err = Compute(in)
 	require.NoError(t, err)
 	assert.Nil(t, s.ControlPlaneMachineHealthCheck)
-	assert.Equal(t, "[1-3]", *s.MachineDeployments[0].MachineHealthCheck.Spec.UnhealthyRange)
-	assert.Nil(t, s.MachineDeployments[0].MachineHealthCheck.Spec.NodeStartupTimeout, "a topology definition replaces the class's, it does not merge")
+	got := s.MachineDeployments[0].MachineHealthCheck.Spec
+	assert.Equal(t, "[1-3]", *got.UnhealthyRange)
+	assert.Equal(t, DefaultNodeStartupTimeout, *got.NodeStartupTimeout, "a topology definition replaces the class's (no merge); the webhook default fills the gap")
+	assert.Equal(t, "10m0s", got.NodeStartupTimeout.Duration.String())
+	assert.Equal(t, "default", got.RemediationTemplate.Namespace, "the remediation template defaults to the check's namespace")
 
 	// Enabling a check nobody defines is an error naming the field.
 	in = sample(t)

@@ -104,6 +104,9 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
 	defaultNamespace(class, cluster)
+	if err := validation.DefaultCluster(cluster); err != nil {
+		return nil, fmt.Errorf("plan input: %w", err)
+	}
 	if cluster.UID == "" {
 		cluster.UID = types.UID("planned-" + cluster.Namespace + "-" + cluster.Name)
 	}
@@ -205,6 +208,10 @@ func Compute(in *Input) (*Result, error) {
 	current := map[string]*unstructured.Unstructured{}
 	for _, c := range in.Current {
 		current[c.GetKind()+"/"+c.GetName()] = c
+	}
+	// The Cluster always exists: its intent is compared with the Cluster itself.
+	if u, err := desired.ToIntent(in.Desired.Cluster); err == nil {
+		current["Cluster/"+u.GetName()] = u
 	}
 	seen := map[string]bool{}
 	// Templates rotated away from: a desired template of the same role replaces them.

@@ -40,11 +40,11 @@ func TestPlanFreshCluster(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Compute(in)
 	require.NoError(t, err)
-	assert.Len(t, res.Objects, 15)
+	assert.Len(t, res.Objects, 16, "15 topology objects and the Cluster's intent")
 	assert.Empty(t, res.Changes, "no current objects, no change list")
 	list := res.List()
 	assert.Equal(t, "List", list.GetKind())
-	assert.Len(t, list.Items, 15)
+	assert.Len(t, list.Items, 16)
 
 	again, err := Compute(mustInput(t, sampleObjects(t), 7))
 	require.NoError(t, err)
@@ -76,9 +76,14 @@ func TestPlanWithCurrentObjects(t *testing.T) {
 			if o.GetKind() == "Cluster" {
 				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
 				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": first.Objects[0].GetName()}, "spec", "infrastructureRef"))
+				// What the first apply of the Cluster's intent left.
+				o.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo", "topology.cluster.x-k8s.io/owned": ""})
 			}
 		}
 		for _, o := range first.Objects {
+			if o.GetKind() == "Cluster" {
+				continue // the Cluster's intent; the Cluster itself is in objs
+			}
 			cur := o.DeepCopy()
 			ann := cur.GetAnnotations()
 			delete(ann, ActionAnnotation)

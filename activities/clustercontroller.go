@@ -1,0 +1,48 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// topoflow plays two roles. The topology role writes exactly what Cluster API's topology
+// controller writes (field manager capi-topology). The Cluster controller role stands in for
+// Cluster API's core controllers where none run beside topoflow: the Cluster's phase, readiness
+// and endpoint, and the owner references that let the garbage collector follow the Cluster. It
+// writes under its own field manager (StatusFieldManager), and is off when Activities.ClusterController
+// is false, leaving that work to Cluster API.
+
+// ownByCluster makes the Cluster an owner of obj, as Cluster API's controllers do for the objects
+// the topology creates: the Cluster controller for the infrastructure cluster and the control plane
+// (as controller), the MachineDeployment and MachinePool controllers for the pools. Only the owner
+// reference is sent, and nothing when it is there already.
+func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluster, obj *unstructured.Unstructured, controller bool) error {
+	if !a.ClusterController || obj == nil {
+		return nil
+	}
+	want := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+	if controller {
+		yes := true
+		want.Controller = &yes
+	}
+	for _, o := range obj.GetOwnerReferences() {
+		if o.UID == want.UID && (o.Controller != nil && *o.Controller) == controller {
+			return nil
+		}
+	}
+	intent := &unstructured.Unstructured{Object: map[string]any{}}
+	intent.SetAPIVersion(obj.GetAPIVersion())
+	intent.SetKind(obj.GetKind())
+	intent.SetName(obj.GetName())
+	intent.SetNamespace(obj.GetNamespace())
+	intent.SetOwnerReferences([]metav1.OwnerReference{want})
+	if _, err := a.Kube.Apply(ctx, intent, StatusFieldManager); err != nil {
+		return fmt.Errorf("making Cluster %s/%s an owner of %s %s: %w", cluster.Namespace, cluster.Name, obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/labels"
+)
+
+var secrets = corev1.SchemeGroupVersion.WithResource("secrets")
+
+// ensureShim creates the Cluster's shim Secret (desired.Shim), or reads it when it exists, and
+// returns the owner reference to it. Like Cluster API, it creates rather than applies: the shim
+// is a temporary object only the topology controller touches.
+func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster) (metav1.OwnerReference, error) {
+	u, err := toUnstructured(desired.Shim(cluster))
+	if err != nil {
+		return metav1.OwnerReference{}, err
+	}
+	client := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace)
+	got, err := client.Create(ctx, u, metav1.CreateOptions{FieldManager: labels.FieldManager})
+	if kube.IsAlreadyExists(err) {
+		got, err = client.Get(ctx, u.GetName(), metav1.GetOptions{})
+	}
+	if err != nil {
+		return metav1.OwnerReference{}, fmt.Errorf("creating the cluster shim Secret %s/%s: %w", cluster.Namespace, u.GetName(), err)
+	}
+	return desired.ShimOwner(cluster, string(got.GetUID())), nil
+}
+
+// deleteShim deletes the Cluster's shim Secret once the Cluster owns what the shim guarded
+// (desired.ShimDeletable); an absent shim is fine.
+func (a *Activities) deleteShim(ctx context.Context, cluster *clusterv1.Cluster) error {
+	err := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace).Delete(ctx, desired.ShimName(cluster.Name), metav1.DeleteOptions{})
+	if err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("deleting the cluster shim Secret %s/%s: %w", cluster.Namespace, desired.ShimName(cluster.Name), err)
+	}
+	return nil
+}
+
+func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
