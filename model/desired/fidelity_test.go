@@ -1,0 +1,318 @@
+package desired
+
+// Tests that the desired state is what Cluster API's topology controller writes for the same
+// input. Each test names the Cluster API function (v1.10 exp/topology/desiredstate, the
+// topology reconciler and the webhooks; v1.11-v1.14 agree) whose behaviour it checks.
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/patches"
+)
+
+// TestClusterIntent_computeCluster: the Cluster's intent is its name, the two topology labels and
+// the two references, nothing else (computeCluster, filtered by allowedPathsCluster); an existing
+// reference keeps its apiVersion when group and kind agree (calculateRefDesiredAPIVersion).
+func TestClusterIntent_computeCluster(t *testing.T) {
+	in := sample(t)
+	in.Cluster.Labels = map[string]string{"team": "a"}
+	in.Cluster.Annotations = map[string]string{"note": "x"}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	want := map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta1",
+		"kind":       "Cluster",
+		"metadata": map[string]any{
+			"name": "demo", "namespace": "default",
+			"labels": map[string]any{labels.ClusterName: "demo", labels.TopologyOwned: ""},
+		},
+		"spec": map[string]any{
+			"infrastructureRef": map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": s.InfrastructureCluster.GetName(), "namespace": "default"},
+			"controlPlaneRef":   map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": s.ControlPlane.GetName(), "namespace": "default"},
+		},
+	}
+	assert.Equal(t, want, s.Cluster.Object)
+
+	for _, tc := range []struct {
+		name, currentAPIVersion, currentKind, want string
+	}{
+		{"same group and kind, newer version kept", "infrastructure.cluster.x-k8s.io/v1beta2", "SimCluster", "infrastructure.cluster.x-k8s.io/v1beta2"},
+		{"other kind: the desired ref", "infrastructure.cluster.x-k8s.io/v1beta2", "OtherCluster", "infrastructure.cluster.x-k8s.io/v1beta1"},
+		{"other group: the desired ref", "infra.example.com/v1", "SimCluster", "infrastructure.cluster.x-k8s.io/v1beta1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := sample(t)
+			in.Cluster.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: tc.currentAPIVersion, Kind: tc.currentKind, Name: "demo-infra", Namespace: "default"}
+			s, err := Compute(in)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, s.InfrastructureRef.APIVersion)
+			got, _, _ := unstructured.NestedString(s.Cluster.Object, "spec", "infrastructureRef", "apiVersion")
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func ownerKinds(refs []metav1.OwnerReference) []string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, r.Kind+"/"+r.Name)
+	}
+	return out
+}
+
+// TestOwnerReferences_templateToObject: the topology controller gives the Cluster as owner only to
+// the cloned templates (templateToTemplate), the MachinePool's bootstrap config and infrastructure
+// pool (computeMachinePool) and the health checks (computeMachineHealthCheck); the infrastructure
+// cluster and control plane get none but the shim (computeInfrastructureCluster,
+// computeControlPlane), the pools none at all (their controllers add the Cluster).
+func TestOwnerReferences_templateToObject(t *testing.T) {
+	s, err := Compute(sample(t))
+	require.NoError(t, err)
+	objs, err := s.Objects()
+	require.NoError(t, err)
+	got := map[string][]string{}
+	for _, o := range objs {
+		got[o.GetKind()] = ownerKinds(o.GetOwnerReferences())
+	}
+	cluster := []string{"Cluster/demo"}
+	want := map[string][]string{
+		"SimCluster":         nil,
+		"SimControlPlane":    nil,
+		"SimMachineTemplate": cluster,
+		"SimConfigTemplate":  cluster,
+		"MachineDeployment":  nil,
+		"MachineHealthCheck": cluster,
+		"SimConfig":          cluster,
+		"SimMachinePool":     cluster,
+		"MachinePool":        nil,
+		"Cluster":            nil,
+	}
+	assert.Equal(t, want, got)
+}
+
+// TestClusterShim_reconcileClusterShim: while the infrastructure cluster or the control plane is
+// to be created, both get the shim Secret as owner; an existing object keeps a shim reference it
+// has (so applying does not drop it), and the shim goes once the Cluster owns both.
+func TestClusterShim_reconcileClusterShim(t *testing.T) {
+	in := sample(t)
+	shim := desiredShimOwner(in.Cluster)
+	s, err := Compute(in)
+	require.NoError(t, err)
+	assert.True(t, s.ShimNeeded, "nothing exists yet")
+	s.AddShimOwner(shim)
+	assert.Equal(t, []string{"Secret/demo-shim"}, ownerKinds(s.InfrastructureCluster.GetOwnerReferences()))
+	assert.Equal(t, []string{"Secret/demo-shim"}, ownerKinds(s.ControlPlane.GetOwnerReferences()))
+	assert.Equal(t, corev1.SecretType("cluster.x-k8s.io/secret"), Shim(in.Cluster).Type)
+	assert.Equal(t, []string{"Cluster/demo"}, ownerKinds(Shim(in.Cluster).OwnerReferences))
+
+	// Both exist; the control plane still has the shim reference, the infrastructure cluster not.
+	infra, cp := s.InfrastructureCluster.DeepCopy(), s.ControlPlane.DeepCopy()
+	infra.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(in.Cluster)})
+	cp.SetOwnerReferences([]metav1.OwnerReference{shim})
+	in.Current.InfrastructureCluster, in.Current.ControlPlane = infra, cp
+	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = s.InfrastructureRef, s.ControlPlaneRef
+	s, err = Compute(in)
+	require.NoError(t, err)
+	assert.False(t, s.ShimNeeded)
+	assert.Empty(t, s.InfrastructureCluster.GetOwnerReferences())
+	assert.Equal(t, []string{"Secret/demo-shim"}, ownerKinds(s.ControlPlane.GetOwnerReferences()), "kept while the object has it")
+
+	for _, tc := range []struct {
+		name      string
+		infra, cp []metav1.OwnerReference
+		noInfra   bool
+		want      bool
+	}{
+		{"Cluster owns both, shim owns one", []metav1.OwnerReference{clusterOwner(in.Cluster)}, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, false, true},
+		{"Cluster owns one only", nil, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, false, false},
+		{"shim owns none", []metav1.OwnerReference{clusterOwner(in.Cluster)}, []metav1.OwnerReference{clusterOwner(in.Cluster)}, false, false},
+		{"no infrastructure cluster in the class", nil, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			infra, cp := infra.DeepCopy(), cp.DeepCopy()
+			infra.SetOwnerReferences(tc.infra)
+			cp.SetOwnerReferences(tc.cp)
+			assert.Equal(t, tc.want, ShimDeletable(in.Cluster, infra, cp, !tc.noInfra))
+		})
+	}
+	assert.False(t, ShimDeletable(in.Cluster, nil, cp, true), "the infrastructure cluster does not exist yet")
+}
+
+func desiredShimOwner(c *clusterv1.Cluster) metav1.OwnerReference { return ShimOwner(c, "shim-uid") }
+
+// TestControlPlaneMachineTemplate_computeControlPlane: with machine infrastructure, the control
+// plane's labels and annotations (class, topology, cluster-name, topology-owned) are merged over
+// the template's own machineTemplate.metadata, the control plane's values winning; with or without
+// it, the timeouts and readiness gates (class value, topology override) are set.
+func TestControlPlaneMachineTemplate_computeControlPlane(t *testing.T) {
+	in := sample(t)
+	cpTemplate := in.Templates["SimControlPlaneTemplate/default/quick-start-control-plane"]
+	require.NotNil(t, cpTemplate)
+	require.NoError(t, unstructured.SetNestedField(cpTemplate.Object, map[string]any{
+		"labels":      map[string]any{"tier": "from-template", "only-in-template": "kept"},
+		"annotations": map[string]any{"template-note": "kept"},
+	}, "spec", "template", "spec", "machineTemplate", "metadata"))
+	in.Class.Spec.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "ClassGate"}}
+	in.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
+	in.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
+	in.Cluster.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{"topo-note": "cp"}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	mt, _, _ := unstructured.NestedMap(s.ControlPlane.Object, "spec", "machineTemplate")
+	assert.Equal(t, map[string]any{
+		"labels": map[string]any{
+			"tier": "control-plane", "class-cp-label": "from-class", "only-in-template": "kept",
+			labels.ClusterName: "demo", labels.TopologyOwned: "",
+		},
+		"annotations": map[string]any{"template-note": "kept", "topo-note": "cp"},
+	}, mt["metadata"])
+	assert.Equal(t, []any{map[string]any{"conditionType": "ClassGate"}}, mt["readinessGates"])
+	assert.Equal(t, "1m30s", mt["nodeDrainTimeout"])
+	assert.Equal(t, "30s", mt["nodeDeletionTimeout"])
+
+	// The topology's gates replace the class's.
+	in.Cluster.Spec.Topology.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "TopoGate", Polarity: "Negative"}}
+	s, err = Compute(in)
+	require.NoError(t, err)
+	gates, _, _ := unstructured.NestedSlice(s.ControlPlane.Object, "spec", "machineTemplate", "readinessGates")
+	assert.Equal(t, []any{map[string]any{"conditionType": "TopoGate", "polarity": "Negative"}}, gates)
+
+	// Without machine infrastructure: timeouts and gates only.
+	in = sample(t)
+	in.Class.Spec.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "ClassGate"}}
+	in.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
+	in.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
+	in.Class.Spec.ControlPlane.MachineInfrastructure = nil
+	in.Class.Spec.ControlPlane.MachineHealthCheck = nil
+	s, err = Compute(in)
+	require.NoError(t, err)
+	mt, _, _ = unstructured.NestedMap(s.ControlPlane.Object, "spec", "machineTemplate")
+	assert.ElementsMatch(t, []string{"readinessGates", "nodeDrainTimeout", "nodeDeletionTimeout"}, SortedKeys(mt))
+}
+
+// TestInfrastructureClusterEndpoint_IgnorePaths: an empty host or a zero port in the
+// infrastructure cluster's controlPlaneEndpoint is left out of the intent
+// (InfrastructureClusterContract.IgnorePaths; an emptied map goes too, as FilterIntent does), and
+// the Cluster's own endpoint is not copied into it.
+func TestInfrastructureClusterEndpoint_IgnorePaths(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint map[string]any
+		want     any
+	}{
+		{"both empty", map[string]any{"host": "", "port": int64(0)}, nil},
+		{"empty host", map[string]any{"host": "", "port": int64(6443)}, map[string]any{"port": int64(6443)}},
+		{"zero port", map[string]any{"host": "lb.example.com", "port": int64(0)}, map[string]any{"host": "lb.example.com"}},
+		{"both set", map[string]any{"host": "lb.example.com", "port": int64(6443)}, map[string]any{"host": "lb.example.com", "port": int64(6443)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := sample(t)
+			in.Cluster.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: "user.example.com", Port: 443}
+			tmpl := in.Templates["SimClusterTemplate/default/quick-start-cluster"]
+			require.NoError(t, unstructured.SetNestedField(tmpl.Object, tc.endpoint, "spec", "template", "spec", "controlPlaneEndpoint"))
+			s, err := Compute(in)
+			require.NoError(t, err)
+			got, found, _ := unstructured.NestedFieldNoCopy(s.InfrastructureCluster.Object, "spec", "controlPlaneEndpoint")
+			if tc.want == nil {
+				assert.False(t, found, "no controlPlaneEndpoint at all")
+				return
+			}
+			// Patched templates go through JSON: compare as JSON.
+			want, _ := json.Marshal(tc.want)
+			have, _ := json.Marshal(got)
+			assert.JSONEq(t, string(want), string(have))
+		})
+	}
+}
+
+// TestBuiltinVariables_metadataAndIPFamily: builtin.cluster.network.ipFamily (variables.Global,
+// Cluster.GetIPFamily), and builtin.{controlPlane,machineDeployment,machinePool}.metadata are the
+// desired objects' own labels and annotations (variables.ControlPlane/MachineDeployment/MachinePool).
+func TestBuiltinVariables_metadataAndIPFamily(t *testing.T) {
+	in := sample(t)
+	in.Cluster.Spec.ClusterNetwork = &clusterv1.ClusterNetwork{
+		Pods:     &clusterv1.NetworkRanges{CIDRBlocks: []string{"192.168.0.0/16", "fd00::/48"}},
+		Services: &clusterv1.NetworkRanges{CIDRBlocks: []string{"10.128.0.0/12"}},
+	}
+	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: in.Cluster.Spec.Topology}
+	require.NoError(t, c.resolveVariables())
+	require.NoError(t, c.plan())
+	builtin := func(role string) map[string]any {
+		for _, tg := range c.targets {
+			if string(tg.Role) == role {
+				return tg.Variables["builtin"].(map[string]any)
+			}
+		}
+		t.Fatalf("no target %s", role)
+		return nil
+	}
+	cb := builtin(string(patches.ControlPlane))
+	assert.Equal(t, "DualStack", cb["cluster"].(map[string]any)["network"].(map[string]any)["ipFamily"])
+	cpMeta := cb["controlPlane"].(map[string]any)["metadata"].(map[string]any)
+	assert.Equal(t, map[string]any{"tier": "control-plane", "class-cp-label": "from-class", labels.ClusterName: "demo", labels.TopologyOwned: ""}, cpMeta["labels"])
+	assert.Equal(t, "quick-start-control-plane", cpMeta["annotations"].(map[string]any)[labels.ClonedFromName], "the object's cloned-from annotations")
+
+	md := builtin(string(patches.MachineDeploymentInfrastructure))["machineDeployment"].(map[string]any)
+	mdLabels := md["metadata"].(map[string]any)["labels"].(map[string]any)
+	assert.Equal(t, md["topologyName"], mdLabels[labels.MachineDeploymentName])
+	assert.Equal(t, "demo", mdLabels[labels.ClusterName])
+	mp := builtin(string(patches.MachinePoolInfrastructure))["machinePool"].(map[string]any)
+	assert.Equal(t, "mp-0", mp["metadata"].(map[string]any)["labels"].(map[string]any)[labels.MachinePoolName])
+}
+
+// TestIPFamily_GetIPFamily follows Cluster.GetIPFamily's table.
+func TestIPFamily_GetIPFamily(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		pods, services []string
+		want           string
+		err            bool
+	}{
+		{"none", nil, nil, "IPv4", false},
+		{"pods v4", []string{"192.168.0.0/16"}, nil, "IPv4", false},
+		{"services v6", nil, []string{"fd00::/108"}, "IPv6", false},
+		{"both v6", []string{"fd00:100::/48"}, []string{"fd00::/108"}, "IPv6", false},
+		{"dual pods win", []string{"192.168.0.0/16", "fd00::/48"}, []string{"10.96.0.0/12"}, "DualStack", false},
+		{"mismatch", []string{"192.168.0.0/16"}, []string{"fd00::/108"}, "Invalid", true},
+		{"unparsable", []string{"not-a-cidr"}, nil, "Invalid", true},
+		{"too many", []string{"10.0.0.0/8", "10.1.0.0/16", "10.2.0.0/16"}, nil, "Invalid", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ClusterNetwork: &clusterv1.ClusterNetwork{}}}
+			if tc.pods != nil {
+				c.Spec.ClusterNetwork.Pods = &clusterv1.NetworkRanges{CIDRBlocks: tc.pods}
+			}
+			if tc.services != nil {
+				c.Spec.ClusterNetwork.Services = &clusterv1.NetworkRanges{CIDRBlocks: tc.services}
+			}
+			got, err := c.IPFamily()
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.err, err != nil, "error: %v", err)
+		})
+	}
+}
+
+// TestPoolMetadata_computeMachineDeployment: a pool's labels are the topology's over the class's
+// plus the topology labels; the upgrade-steering annotations are never copied.
+func TestPoolMetadata_computeMachineDeployment(t *testing.T) {
+	in := sample(t)
+	md := &in.Cluster.Spec.Topology.Workers.MachineDeployments[0]
+	md.Metadata.Annotations = map[string]string{labels.DeferUpgrade: "", labels.HoldUpgradeSequence: "", "keep": "me"}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	obj := s.MachineDeployments[0].Object
+	assert.Equal(t, map[string]string{"keep": "me"}, obj.Annotations)
+	assert.Equal(t, map[string]string{"keep": "me"}, obj.Spec.Template.ObjectMeta.Annotations)
+	assert.Equal(t, obj.Labels, obj.Spec.Template.ObjectMeta.Labels)
+	assert.Equal(t, map[string]string{labels.ClusterName: "demo", labels.TopologyOwned: "", labels.MachineDeploymentName: md.Name},
+		obj.Spec.Selector.MatchLabels)
+}

@@ -1,0 +1,64 @@
+package validation
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// TestDefaultCluster follows Cluster API's webhooks.Cluster.Default, including what its decode and
+// re-encode does to empty omitempty lists.
+func TestDefaultCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(c *clusterv1.Cluster)
+		check func(t *testing.T, c *clusterv1.Cluster)
+	}{
+		{"version without v", func(c *clusterv1.Cluster) { c.Spec.Topology.Version = "1.31.2" },
+			func(t *testing.T, c *clusterv1.Cluster) { assert.Equal(t, "v1.31.2", c.Spec.Topology.Version) }},
+		{"version with v unchanged", func(c *clusterv1.Cluster) {},
+			func(t *testing.T, c *clusterv1.Cluster) { assert.Equal(t, "v1.31.2", c.Spec.Topology.Version) }},
+		{"empty readinessGates dropped", func(c *clusterv1.Cluster) {
+			c.Spec.Topology.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{}
+			c.Spec.Topology.Workers.MachineDeployments[0].ReadinessGates = []clusterv1.MachineReadinessGate{}
+		}, func(t *testing.T, c *clusterv1.Cluster) {
+			assert.Nil(t, c.Spec.Topology.ControlPlane.ReadinessGates)
+			assert.Nil(t, c.Spec.Topology.Workers.MachineDeployments[0].ReadinessGates)
+		}},
+		{"empty failureDomains dropped", func(c *clusterv1.Cluster) {
+			c.Spec.Topology.Workers.MachinePools[0].FailureDomains = []string{}
+		}, func(t *testing.T, c *clusterv1.Cluster) {
+			assert.Nil(t, c.Spec.Topology.Workers.MachinePools[0].FailureDomains)
+		}},
+		{"non-empty lists kept", func(c *clusterv1.Cluster) {
+			c.Spec.Topology.Workers.MachinePools[0].FailureDomains = []string{"a"}
+		}, func(t *testing.T, c *clusterv1.Cluster) {
+			assert.Equal(t, []string{"a"}, c.Spec.Topology.Workers.MachinePools[0].FailureDomains)
+		}},
+		{"reference and remediation namespaces", func(c *clusterv1.Cluster) {
+			c.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "KubeadmControlPlane", Name: "cp"}
+			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
+				MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{RemediationTemplate: &corev1.ObjectReference{Kind: "R", Name: "r"}},
+			}
+		}, func(t *testing.T, c *clusterv1.Cluster) {
+			assert.Equal(t, "ns", c.Spec.ControlPlaneRef.Namespace)
+			assert.Equal(t, "ns", c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck.RemediationTemplate.Namespace)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clusterv1.Cluster{}
+			c.Name, c.Namespace = "c", "ns"
+			c.Spec.Topology = &clusterv1.Topology{Class: "k", Version: "v1.31.2", Workers: &clusterv1.WorkersTopology{
+				MachineDeployments: []clusterv1.MachineDeploymentTopology{{Name: "md", Class: "default-worker"}},
+				MachinePools:       []clusterv1.MachinePoolTopology{{Name: "mp", Class: "default-pool"}},
+			}}
+			tc.edit(c)
+			require.NoError(t, DefaultCluster(c))
+			tc.check(t, c)
+		})
+	}
+}
