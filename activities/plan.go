@@ -31,7 +31,7 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 	case res != nil:
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}
-	in := &plan.Input{Desired: l.input}
+	in := &plan.Input{Desired: l.input, Old: l.cluster}
 	seen := map[string]bool{}
 	add := func(u *unstructured.Unstructured) {
 		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {

@@ -3,14 +3,11 @@ package activities
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
-	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -110,56 +107,11 @@ func stepVersions(steps []hooksv1.UpgradeStepInfo) []string {
 // computation input. It returns nil when no upgrade is in progress. plan, when set, supplies the
 // plan from the class's GenerateUpgradePlan extension.
 func planVersions(l *loaded, gate *UpgradeGate, plan planner) (*UpgradeSummary, *upgrade.Result, error) {
-	cluster, topo := l.cluster, l.cluster.Spec.Topology
-	in := upgrade.Input{Target: topo.Version, KubernetesVersions: l.class.Spec.KubernetesVersions}
-	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
-		in.Concurrency = n
-	}
-	if cp := l.input.Current.ControlPlane; cp != nil {
-		st, err := contract.ReadControlPlane(cp)
-		if err != nil {
-			return nil, nil, err
-		}
-		in.ControlPlane = upgrade.ControlPlane{
-			Exists:        true,
-			SpecVersion:   st.DesiredVersion,
-			StatusVersion: st.Version,
-			Stable:        st.Initialized && !st.IsScaling() && (st.ObservedGeneration == 0 || st.ObservedGeneration >= st.Generation),
-		}
-		if in.ControlPlane.SpecVersion == "" {
-			in.ControlPlane.SpecVersion = topo.Version
-		}
-	}
-	// defer-upgrade and hold-upgrade-sequence are read from the topology (and the class's pool
-	// metadata), the user's point of control; the object's own annotations may be stale while the
-	// pool is held back.
-	flags := func(classMeta, topoMeta v1beta1.ObjectMeta) (deferred, held bool) {
-		for _, m := range []map[string]string{classMeta.Annotations, topoMeta.Annotations} {
-			_, d := m[labels.DeferUpgrade]
-			_, h := m[labels.HoldUpgradeSequence]
-			deferred, held = deferred || d, held || h
-		}
-		return deferred, held
-	}
-	if w := topo.Workers; w != nil {
-		for _, md := range w.MachineDeployments {
-			p := mdPool(md.Name, l.input.Current.MachineDeployments[md.Name])
-			var classMeta v1beta1.ObjectMeta
-			if c := l.class.MachineDeploymentClass(md.Class); c != nil {
-				classMeta = c.Template.Metadata
-			}
-			p.Defer, p.Hold = flags(classMeta, md.Metadata)
-			in.Pools = append(in.Pools, p)
-		}
-		for _, mp := range w.MachinePools {
-			p := mpPool(mp.Name, l.input.Current.MachinePools[mp.Name])
-			var classMeta v1beta1.ObjectMeta
-			if c := l.class.MachinePoolClass(mp.Class); c != nil {
-				classMeta = c.Template.Metadata
-			}
-			p.Defer, p.Hold = flags(classMeta, mp.Metadata)
-			in.Pools = append(in.Pools, p)
-		}
+	topo := l.cluster.Spec.Topology
+	cur := l.input.Current
+	in, err := upgrade.InputFrom(l.cluster, l.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools)
+	if err != nil {
+		return nil, nil, err
 	}
 	if plan != nil {
 		ext, err := plan(in)
@@ -194,41 +146,6 @@ func planVersions(l *loaded, gate *UpgradeGate, plan planner) (*UpgradeSummary, 
 		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,
 	}, res, nil
-}
-
-func mdPool(name string, md *v1beta1.MachineDeployment) upgrade.Pool {
-	p := upgrade.Pool{Name: name}
-	if md == nil {
-		return p
-	}
-	p.Exists = true
-	if md.Spec.Template.Spec.Version != nil {
-		p.Version = *md.Spec.Template.Spec.Version
-	}
-	want := int32(1)
-	if md.Spec.Replicas != nil {
-		want = *md.Spec.Replicas
-	}
-	s := md.Status
-	p.RollingOut = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
-	return p
-}
-
-func mpPool(name string, mp *v1beta1.MachinePool) upgrade.Pool {
-	p := upgrade.Pool{Name: name, MachinePool: true}
-	if mp == nil {
-		return p
-	}
-	p.Exists = true
-	if mp.Spec.Template.Spec.Version != nil {
-		p.Version = *mp.Spec.Template.Spec.Version
-	}
-	want := int32(1)
-	if mp.Spec.Replicas != nil {
-		want = *mp.Spec.Replicas
-	}
-	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
-	return p
 }
 
 // gateVersions holds version moves the upgrade hooks have not allowed yet, in Cluster API's order:

@@ -28,6 +28,12 @@ const (
 	HoldUpgradeSequence = "topology.cluster.x-k8s.io/hold-upgrade-sequence"
 )
 
+// The cluster autoscaler's node group size annotations on a MachineDeployment.
+const (
+	AutoscalerMinSize = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+	AutoscalerMaxSize = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+)
+
 // FieldManager is the server-side apply field manager for topology objects; Cluster API uses the
 // same, so switching a Cluster between the two causes no ownership conflicts.
 const FieldManager = "capi-topology"

@@ -17,10 +17,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
 )
 
@@ -64,6 +66,10 @@ type Input struct {
 	Desired desired.Input
 	// Current are the Cluster's current topology objects (may be empty).
 	Current []*unstructured.Unstructured
+	// Old is the Cluster as stored, for the update rules (nil: a new Cluster). A plan of a
+	// stored Cluster passes the Cluster itself; a plan file with current objects passes what
+	// runs (the control plane's version stands in for the old spec.topology.version).
+	Old *clusterv1.Cluster
 }
 
 // FromObjects sorts the documents of a plan file: exactly one ClusterClass, exactly one Cluster,
@@ -144,6 +150,18 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
+	if cluster.Spec.Topology != nil && (cluster.Spec.Topology.Class != class.Name || cluster.ClassNamespace() != class.Namespace) {
+		return nil, fmt.Errorf("plan input: Cluster %s/%s: spec.topology.class names ClusterClass %s/%s, but the file holds ClusterClass %s/%s",
+			cluster.Namespace, cluster.Name, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class.Namespace, class.Name)
+	}
+	if cluster.Spec.ControlPlaneRef != nil || cluster.Spec.InfrastructureRef != nil {
+		in.Old = cluster.DeepCopy()
+		if cp := in.Desired.Current.ControlPlane; cp != nil && cluster.Spec.Topology != nil {
+			if v, _, _ := contract.String(cp, contract.ControlPlaneVersion); v != "" {
+				in.Old.Spec.Topology.Version = v
+			}
+		}
+	}
 	return in, nil
 }
 
@@ -185,11 +203,15 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 func Compute(in *Input) (*Result, error) {
 	c := in.Desired.Cluster
 	errs := validation.ClusterClass(in.Desired.Class, nil, nil)
-	old := (*clusterv1.Cluster)(nil)
-	if c.Spec.InfrastructureRef != nil || c.Spec.ControlPlaneRef != nil {
-		old = c // an existing Cluster: its references were set by topoflow
+	errs = append(errs, validation.Cluster(c, in.Old, in.Desired.Class, nil)...)
+	if in.Old != nil && c.Spec.Topology != nil {
+		cur := in.Desired.Current
+		running, err := upgrade.InputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, validation.VersionAgainstRunning(c, in.Old, running)...)
 	}
-	errs = append(errs, validation.Cluster(c, old, in.Desired.Class, nil)...)
 	if len(errs) > 0 {
 		return nil, &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
 	}

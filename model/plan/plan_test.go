@@ -156,3 +156,67 @@ func TestFromObjectsErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown field "spec.topology.verison"`)
 }
+
+func TestFromObjectsClassMismatch(t *testing.T) {
+	objs := sampleObjects(t)
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "other-class", "spec", "topology", "class"))
+		}
+	}
+	_, err := FromObjects(objs, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.topology.class names ClusterClass default/other-class, but the file holds ClusterClass default/quick-start")
+}
+
+// TestPlanUpdateUsesWhatRuns: with current objects, the old object of the update rules is what
+// runs (the control plane's version), not the planned Cluster itself: a two-minor jump and a
+// change while a pool still rolls out are refused, as Cluster API's webhook would refuse them.
+func TestPlanUpdateUsesWhatRuns(t *testing.T) {
+	first, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	planWith := func(version string, editCurrent func(o *unstructured.Unstructured)) error {
+		objs := sampleObjects(t)
+		for _, o := range objs {
+			if o.GetKind() == "Cluster" {
+				require.NoError(t, unstructured.SetNestedField(o.Object, version, "spec", "topology", "version"))
+				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
+			}
+		}
+		for _, o := range first.Objects {
+			if o.GetKind() == "Cluster" {
+				continue
+			}
+			cur := o.DeepCopy()
+			if cur.GetKind() == "SimControlPlane" {
+				require.NoError(t, unstructured.SetNestedField(cur.Object, "v1.31.2", "status", "version"))
+			}
+			if cur.GetKind() == "MachinePool" {
+				n, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas")
+				require.NoError(t, unstructured.SetNestedField(cur.Object, map[string]any{"readyReplicas": n}, "status"))
+			}
+			if cur.GetKind() == "MachineDeployment" {
+				n, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas")
+				require.NoError(t, unstructured.SetNestedField(cur.Object, map[string]any{"replicas": n, "updatedReplicas": n}, "status"))
+			}
+			if editCurrent != nil {
+				editCurrent(cur)
+			}
+			objs = append(objs, cur)
+		}
+		in, err := FromObjects(objs, 7)
+		require.NoError(t, err)
+		_, err = Compute(in)
+		return err
+	}
+	assert.NoError(t, planWith("v1.31.2", nil), "no version change")
+	assert.NoError(t, planWith("v1.32.0", nil), "one minor, everything settled")
+	assert.ErrorContains(t, planWith("v1.33.0", nil), "version can be increased by at most one minor (from v1.31.2)")
+	assert.ErrorContains(t, planWith("v1.30.0", nil), "version cannot be decreased from v1.31.2")
+	err = planWith("v1.32.0", func(o *unstructured.Unstructured) {
+		if o.GetKind() == "SimControlPlane" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.30.9", "status", "version"))
+		}
+	})
+	assert.ErrorContains(t, err, "control plane is still completing a previous upgrade")
+}

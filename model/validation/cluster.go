@@ -2,14 +2,20 @@ package validation
 
 import (
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
@@ -21,8 +27,8 @@ const SkipVersionCheckAnnotation = "unsafe.topology.cluster.x-k8s.io/disable-upd
 // when not known: the class-dependent checks are skipped) and, on update, the old class (for a
 // rebase; nil when the class did not change).
 func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
-	var errs field.ErrorList
 	spec := field.NewPath("spec")
+	errs := clusterBasics(c, spec)
 	topo := c.Spec.Topology
 	tp := spec.Child("topology")
 	if topo == nil {
@@ -53,6 +59,9 @@ func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass)
 		errs = append(errs, field.Invalid(tp.Child("classNamespace"), topo.ClassNamespace, "must be a namespace name"))
 	}
 	errs = append(errs, workerNames(topo, tp.Child("workers"))...)
+	errs = append(errs, topologyMetadata(topo, tp)...)
+	errs = append(errs, upgradeConcurrency(c)...)
+	errs = append(errs, autoscalerAndReplicas(c, class, tp)...)
 
 	if class != nil {
 		errs = append(errs, againstClass(c, class, tp)...)
@@ -66,6 +75,107 @@ func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass)
 		}
 		if oldClass != nil && class != nil && old.Spec.Topology.Class != topo.Class {
 			errs = append(errs, rebase(oldClass, class, tp.Child("class"))...)
+		}
+	}
+	return errs
+}
+
+// clusterBasics are the rules of Cluster API's Cluster webhook (webhooks.Cluster.validate) for
+// every Cluster, managed or not: the name is a label value, the references stay in the Cluster's
+// namespace, and the network's CIDR blocks parse.
+func clusterBasics(c *clusterv1.Cluster, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsValidLabelValue(c.Name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, "must be a valid label value: "+msg))
+	}
+	for _, r := range []struct {
+		ref  *corev1.ObjectReference
+		name string
+	}{{c.Spec.InfrastructureRef, "infrastructureRef"}, {c.Spec.ControlPlaneRef, "controlPlaneRef"}} {
+		if r.ref != nil && r.ref.Namespace != "" && r.ref.Namespace != c.Namespace {
+			errs = append(errs, field.Invalid(spec.Child(r.name, "namespace"), r.ref.Namespace, "must match metadata.namespace"))
+		}
+	}
+	if n := c.Spec.ClusterNetwork; n != nil {
+		for _, r := range []struct {
+			ranges *clusterv1.NetworkRanges
+			name   string
+		}{{n.Pods, "pods"}, {n.Services, "services"}} {
+			if r.ranges == nil {
+				continue
+			}
+			for i, cidr := range r.ranges.CIDRBlocks {
+				if _, _, err := net.ParseCIDR(cidr); err != nil {
+					errs = append(errs, field.Invalid(spec.Child("clusterNetwork", r.name, "cidrBlocks").Index(i), cidr, err.Error()))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// topologyMetadata: the labels and annotations the topology gives the control plane and the pools
+// are valid Kubernetes metadata (Cluster API's validateTopologyMetadata).
+func topologyMetadata(topo *clusterv1.Topology, tp *field.Path) field.ErrorList {
+	check := func(m clusterv1.ObjectMeta, p *field.Path) field.ErrorList {
+		errs := metavalidation.ValidateLabels(m.Labels, p.Child("labels"))
+		return append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+	}
+	errs := check(topo.ControlPlane.Metadata, tp.Child("controlPlane", "metadata"))
+	if w := topo.Workers; w != nil {
+		for i, md := range w.MachineDeployments {
+			errs = append(errs, check(md.Metadata, tp.Child("workers", "machineDeployments").Index(i).Child("metadata"))...)
+		}
+		for i, mp := range w.MachinePools {
+			errs = append(errs, check(mp.Metadata, tp.Child("workers", "machinePools").Index(i).Child("metadata"))...)
+		}
+	}
+	return errs
+}
+
+// upgradeConcurrency: the upgrade-concurrency annotation is a whole number of at least 1.
+func upgradeConcurrency(c *clusterv1.Cluster) field.ErrorList {
+	v, ok := c.Annotations[labels.UpgradeConcurrency]
+	if !ok {
+		return nil
+	}
+	p := field.NewPath("metadata", "annotations").Key(labels.UpgradeConcurrency)
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(p, v, "must be a whole number of at least 1")}
+	case n < 1:
+		return field.ErrorList{field.Invalid(p, v, "value cannot be less than 1")}
+	}
+	return nil
+}
+
+// autoscalerAndReplicas: a MachineDeployment whose size the cluster autoscaler manages (min/max
+// size annotations in its topology or its class) must not set replicas (Cluster API's
+// validateAutoscalerAnnotationsForCluster).
+func autoscalerAndReplicas(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
+	w := c.Spec.Topology.Workers
+	if w == nil {
+		return nil
+	}
+	scaled := func(a map[string]string) bool {
+		_, min := a[labels.AutoscalerMinSize]
+		_, max := a[labels.AutoscalerMaxSize]
+		return min || max
+	}
+	var errs field.ErrorList
+	for i, md := range w.MachineDeployments {
+		if md.Replicas == nil {
+			continue
+		}
+		p := tp.Child("workers", "machineDeployments").Index(i).Child("replicas")
+		if scaled(md.Metadata.Annotations) {
+			errs = append(errs, field.Invalid(p, *md.Replicas, "must not be set when the MachineDeployment's topology metadata has the cluster autoscaler's min/max size annotations"))
+		}
+		if class != nil {
+			if mdc := class.MachineDeploymentClass(md.Class); mdc != nil && scaled(mdc.Template.Metadata.Annotations) {
+				errs = append(errs, field.Invalid(p, *md.Replicas, fmt.Sprintf("must not be set when MachineDeploymentClass %q has the cluster autoscaler's min/max size annotations", md.Class)))
+			}
 		}
 	}
 	return errs

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -241,6 +242,39 @@ func TestClusterRules(t *testing.T) {
 		{"version listed by the class", func(c *clusterv1.Cluster, class *clusterv1.ClusterClass) {
 			class.Spec.KubernetesVersions = []string{"v1.30.4", "v1.31.3"}
 		}, `spec.topology.version: Unsupported value: "v1.31.2"`},
+		// Cluster API's webhooks.Cluster.validate and validateTopology.
+		{"name is a label value", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Name = strings.Repeat("a", 64) },
+			"metadata.name: Invalid value"},
+		{"references stay in the namespace", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "SimControlPlane", Name: "x", Namespace: "other"}
+		}, `spec.controlPlaneRef.namespace: Invalid value: "other": must match metadata.namespace`},
+		{"pod CIDRs parse (validateCIDRBlocks)", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.ClusterNetwork = &clusterv1.ClusterNetwork{Pods: &clusterv1.NetworkRanges{CIDRBlocks: []string{"192.168.0.0/16", "10.0.0.0/33"}}}
+		}, `spec.clusterNetwork.pods.cidrBlocks[1]: Invalid value: "10.0.0.0/33"`},
+		{"service CIDRs parse", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.ClusterNetwork = &clusterv1.ClusterNetwork{Services: &clusterv1.NetworkRanges{CIDRBlocks: []string{"nope"}}}
+		}, `spec.clusterNetwork.services.cidrBlocks[0]: Invalid value: "nope"`},
+		{"topology label keys (validateTopologyMetadata)", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Labels = map[string]string{"bad key!": "v"}
+		}, `spec.topology.workers.machineDeployments[0].metadata.labels: Invalid value: "bad key!"`},
+		{"control plane label values", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.ControlPlane.Metadata.Labels = map[string]string{"ok": "not ok"}
+		}, `spec.topology.controlPlane.metadata.labels: Invalid value: "not ok"`},
+		{"annotation keys", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachinePools[0].Metadata.Annotations = map[string]string{"/x": "v"}
+		}, `spec.topology.workers.machinePools[0].metadata.annotations: Invalid value: "/x"`},
+		{"upgrade-concurrency is a number", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Annotations = map[string]string{"topology.cluster.x-k8s.io/upgrade-concurrency": "two"}
+		}, `metadata.annotations[topology.cluster.x-k8s.io/upgrade-concurrency]: Invalid value: "two"`},
+		{"upgrade-concurrency at least 1", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Annotations = map[string]string{"topology.cluster.x-k8s.io/upgrade-concurrency": "0"}
+		}, "value cannot be less than 1"},
+		{"replicas and autoscaler annotations (validateAutoscalerAnnotationsForCluster)", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[0].Metadata.Annotations = map[string]string{"cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5"}
+		}, "spec.topology.workers.machineDeployments[0].replicas: Invalid value: 2: must not be set when the MachineDeployment's topology metadata has the cluster autoscaler"},
+		{"replicas and the class's autoscaler annotations", func(c *clusterv1.Cluster, class *clusterv1.ClusterClass) {
+			class.Spec.Workers.MachineDeployments[0].Template.Metadata.Annotations = map[string]string{"cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1"}
+		}, `must not be set when MachineDeploymentClass "default-worker" has the cluster autoscaler`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, c := sample(t)

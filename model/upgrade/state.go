@@ -1,0 +1,106 @@
+package upgrade
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/labels"
+)
+
+// InputFrom reads a Cluster's upgrade state from the Cluster, its class and its current objects:
+// the control plane (nil before creation) and the topology-owned pools by topology name. It is
+// the one place that decides what "stable", "rolling out", "deferred" and "held" mean, for the
+// apply activity, the plan and the version checks alike. External is left for the caller.
+func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *unstructured.Unstructured,
+	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool) (Input, error) {
+	topo := cluster.Spec.Topology
+	in := Input{Target: topo.Version, KubernetesVersions: class.Spec.KubernetesVersions}
+	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
+		in.Concurrency = n
+	}
+	if cp != nil {
+		st, err := contract.ReadControlPlane(cp)
+		if err != nil {
+			return in, err
+		}
+		in.ControlPlane = ControlPlane{
+			Exists:        true,
+			SpecVersion:   st.DesiredVersion,
+			StatusVersion: st.Version,
+			Stable:        st.Initialized && !st.IsScaling() && (st.ObservedGeneration == 0 || st.ObservedGeneration >= st.Generation),
+		}
+		if in.ControlPlane.SpecVersion == "" {
+			in.ControlPlane.SpecVersion = topo.Version
+		}
+	}
+	// defer-upgrade and hold-upgrade-sequence are read from the topology (and the class's pool
+	// metadata), the user's point of control; the object's own annotations may be stale while the
+	// pool is held back.
+	flags := func(classMeta, topoMeta clusterv1.ObjectMeta) (deferred, held bool) {
+		for _, m := range []map[string]string{classMeta.Annotations, topoMeta.Annotations} {
+			_, d := m[labels.DeferUpgrade]
+			_, h := m[labels.HoldUpgradeSequence]
+			deferred, held = deferred || d, held || h
+		}
+		return deferred, held
+	}
+	if w := topo.Workers; w != nil {
+		for _, md := range w.MachineDeployments {
+			p := mdPool(md.Name, mds[md.Name])
+			var classMeta clusterv1.ObjectMeta
+			if c := class.MachineDeploymentClass(md.Class); c != nil {
+				classMeta = c.Template.Metadata
+			}
+			p.Defer, p.Hold = flags(classMeta, md.Metadata)
+			in.Pools = append(in.Pools, p)
+		}
+		for _, mp := range w.MachinePools {
+			p := mpPool(mp.Name, mps[mp.Name])
+			var classMeta clusterv1.ObjectMeta
+			if c := class.MachinePoolClass(mp.Class); c != nil {
+				classMeta = c.Template.Metadata
+			}
+			p.Defer, p.Hold = flags(classMeta, mp.Metadata)
+			in.Pools = append(in.Pools, p)
+		}
+	}
+	return in, nil
+}
+
+func mdPool(name string, md *clusterv1.MachineDeployment) Pool {
+	p := Pool{Name: name}
+	if md == nil {
+		return p
+	}
+	p.Exists = true
+	if md.Spec.Template.Spec.Version != nil {
+		p.Version = *md.Spec.Template.Spec.Version
+	}
+	want := int32(1)
+	if md.Spec.Replicas != nil {
+		want = *md.Spec.Replicas
+	}
+	s := md.Status
+	p.RollingOut = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
+	return p
+}
+
+func mpPool(name string, mp *clusterv1.MachinePool) Pool {
+	p := Pool{Name: name, MachinePool: true}
+	if mp == nil {
+		return p
+	}
+	p.Exists = true
+	if mp.Spec.Template.Spec.Version != nil {
+		p.Version = *mp.Spec.Template.Spec.Version
+	}
+	want := int32(1)
+	if mp.Spec.Replicas != nil {
+		want = *mp.Spec.Replicas
+	}
+	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
+	return p
+}
