@@ -45,15 +45,31 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, "demo-", c.Spec.ControlPlaneEndpoint.Host[:5], "endpoint copied from the infrastructure cluster")
 	assert.EqualValues(t, 6443, c.Spec.ControlPlaneEndpoint.Port)
 
-	owned := func(u *unstructured.Unstructured) {
+	// owned: topology labels, and the Cluster as owner: through the topology for cloned templates
+	// and MachinePool objects, through the Cluster controller role (as controller, for the
+	// infrastructure cluster and control plane) otherwise. A shim reference may remain: this stack
+	// has no garbage collector to drop it after the shim is deleted.
+	ownedAs := func(u *unstructured.Unstructured, controller bool) {
 		t.Helper()
 		assert.Equal(t, "demo", u.GetLabels()[labels.ClusterName], "%s %s cluster-name label", u.GetKind(), u.GetName())
 		_, ok := u.GetLabels()[labels.TopologyOwned]
 		assert.True(t, ok, "%s %s topology owned label", u.GetKind(), u.GetName())
-		require.Len(t, u.GetOwnerReferences(), 1)
-		assert.Equal(t, "Cluster", u.GetOwnerReferences()[0].Kind)
-		assert.Equal(t, c.UID, u.GetOwnerReferences()[0].UID)
+		var clusterOwners int
+		for _, o := range u.GetOwnerReferences() {
+			switch o.Kind {
+			case "Cluster":
+				clusterOwners++
+				assert.Equal(t, c.UID, o.UID)
+				assert.Equal(t, controller, o.Controller != nil && *o.Controller, "%s %s: Cluster owner as controller", u.GetKind(), u.GetName())
+			case "Secret":
+				assert.Equal(t, desired.ShimName("demo"), o.Name)
+			default:
+				t.Errorf("%s %s: unexpected owner %s %s", u.GetKind(), u.GetName(), o.Kind, o.Name)
+			}
+		}
+		assert.Equal(t, 1, clusterOwners, "%s %s: one Cluster owner", u.GetKind(), u.GetName())
 	}
+	owned := func(u *unstructured.Unstructured) { t.Helper(); ownedAs(u, false) }
 	clonedFrom := func(u *unstructured.Unstructured, name, groupKind string) {
 		t.Helper()
 		assert.Equal(t, name, u.GetAnnotations()[labels.ClonedFromName], "%s %s cloned-from-name", u.GetKind(), u.GetName())
@@ -65,7 +81,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, "SimCluster", c.Spec.InfrastructureRef.Kind)
 	assert.Regexp(t, `^demo-[bcdfghjklmnpqrstvwxz2456789]{5}$`, c.Spec.InfrastructureRef.Name)
 	infra := e.get(c.Spec.InfrastructureRef)
-	owned(infra)
+	ownedAs(infra, true)
 	clonedFrom(infra, "quick-start-cluster", "SimClusterTemplate.infrastructure.cluster.x-k8s.io")
 	region, _, _ := unstructured.NestedString(infra.Object, "spec", "region")
 	assert.Equal(t, "sim-west-2", region, "patched from the Cluster's region variable")
@@ -73,7 +89,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	// Control plane: version and replicas from the topology, metadata merged (topology wins).
 	require.NotNil(t, c.Spec.ControlPlaneRef)
 	cp := e.get(c.Spec.ControlPlaneRef)
-	owned(cp)
+	ownedAs(cp, true)
 	clonedFrom(cp, "quick-start-control-plane", "SimControlPlaneTemplate.controlplane.cluster.x-k8s.io")
 	st, err := contract.ReadControlPlane(cp)
 	require.NoError(t, err)
@@ -85,12 +101,12 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, "control-plane", cp.GetLabels()["tier"])
 	assert.Equal(t, "from-class", cp.GetLabels()["class-cp-label"])
 	machineLabels, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "machineTemplate", "metadata", "labels")
-	assert.Equal(t, map[string]string{"tier": "control-plane", "class-cp-label": "from-class"}, machineLabels)
+	assert.Equal(t, map[string]string{"tier": "control-plane", "class-cp-label": "from-class", labels.ClusterName: "demo", labels.TopologyOwned: ""}, machineLabels)
 	repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository")
 	assert.Equal(t, "registry.k8s.io", repo, "patched from the defaulted imageRepository variable")
 	cpMHC := e.getTyped(kube.MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
-	assert.Equal(t, cp.GetUID(), cpMHC.OwnerReferences[0].UID, "control plane MachineHealthCheck owned by the control plane")
-	assert.Equal(t, map[string]string{labels.ControlPlane: ""}, cpMHC.Spec.Selector.MatchLabels)
+	assert.Equal(t, c.UID, cpMHC.OwnerReferences[0].UID, "control plane MachineHealthCheck owned by the Cluster")
+	assert.Equal(t, map[string]string{labels.ControlPlane: "", labels.TopologyOwned: ""}, cpMHC.Spec.Selector.MatchLabels)
 
 	// Control plane machine template: a clone named <cluster>-<random> (Cluster API's names package).
 	cpInfraRef, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef)
@@ -145,7 +161,8 @@ func TestCreateClusterFromClass(t *testing.T) {
 		img, _, _ := unstructured.NestedString(infraTmpl.Object, "spec", "template", "spec", "image")
 		assert.Equal(t, "sim-node:v1.31.2", img, "version-aware patch")
 		mhc := e.getTyped(kube.MachineHealthChecks, md.Name, &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
-		assert.Equal(t, md.UID, mhc.OwnerReferences[0].UID, "%s MachineHealthCheck owned by its MachineDeployment", pool)
+		assert.Equal(t, c.UID, mhc.OwnerReferences[0].UID, "%s MachineHealthCheck owned by the Cluster", pool)
+		assert.Equal(t, "100%", mhc.Spec.MaxUnhealthy.String(), "%s MachineHealthCheck with the webhook's default", pool)
 	}
 
 	// The MachinePool, its bootstrap config and infrastructure pool.
