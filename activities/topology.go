@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
 )
@@ -46,20 +47,8 @@ type ApplyInput struct {
 	Gate *UpgradeGate `json:"gate,omitempty"`
 }
 
-// UpgradeGate holds version moves for the upgrade lifecycle hooks.
-type UpgradeGate struct {
-	// ApprovedTarget is the version BeforeClusterUpgrade allowed; nothing moves towards another.
-	ApprovedTarget string `json:"approvedTarget"`
-	// ControlPlaneAcknowledged is the control plane version AfterControlPlaneUpgrade passed for;
-	// once the control plane reaches another version nothing moves further until it does.
-	ControlPlaneAcknowledged string `json:"controlPlaneAcknowledged"`
-	// ControlPlaneApproved is the version BeforeControlPlaneUpgrade allowed the control plane to
-	// move to; WorkersApproved the version BeforeWorkersUpgrade allowed the pools to move to;
-	// WorkersAcknowledged the version AfterWorkersUpgrade passed for.
-	ControlPlaneApproved string `json:"controlPlaneApproved,omitempty"`
-	WorkersApproved      string `json:"workersApproved,omitempty"`
-	WorkersAcknowledged  string `json:"workersAcknowledged,omitempty"`
-}
+// UpgradeGate holds version moves for the upgrade lifecycle hooks (see upgrade.Gate).
+type UpgradeGate = upgrade.Gate
 
 // ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.
 type ApplyResult struct {
@@ -115,19 +104,15 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if in.HoldCreate && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
 		return &ApplyResult{CreateHeld: true, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	}
-	summary, decided, err := planVersions(l, in.Gate, a.upgradePlanner(ctx, l))
+	dec, err := topology.Decide(topology.Input{Desired: l.input, Gate: in.Gate, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
 		return nil, computeFailed(err)
 	}
-	state, err := desired.Compute(l.input)
-	if err != nil {
-		return nil, computeFailed(err)
-	}
-	holdBack(state, l, decided)
+	state := dec.State
 	res = &ApplyResult{
 		ExternalPatches:   l.extensionCalls,
-		Upgrade:           summary,
-		RollingOut:        decided.RollingOut,
+		Upgrade:           upgradeSummary(l, dec),
+		RollingOut:        dec.Result.RollingOut,
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
@@ -165,14 +150,14 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.applyControlPlane(ctx, l, state, res); err != nil {
 			return nil, err
 		}
-		if err := a.deleteRotated(ctx, l, objs, res); err != nil {
+		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
 			return nil, err
 		}
 	case ScopeWorkers:
 		if err := a.applyWorkers(ctx, l, state, res); err != nil {
 			return nil, err
 		}
-		if err := a.deleteRotated(ctx, l, objs, res); err != nil {
+		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
 			return nil, err
 		}
 	default:
@@ -337,61 +322,6 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	return l, nil, nil
 }
 
-// holdBack keeps parts that wait for their version as they are (no double rollout): a control
-// plane or pool whose decided version is not yet the target gets no other change either; all of
-// it arrives together with the version. A pool that does not exist yet is always created.
-func holdBack(state *desired.State, l *loaded, decided *upgrade.Result) {
-	if decided == nil || !decided.InProgress {
-		return
-	}
-	target := l.cluster.Spec.Topology.Version
-	if cur := l.input.Current.ControlPlane; cur != nil && decided.ControlPlane != target {
-		if st, err := contract.ReadControlPlane(cur); err == nil && st.DesiredVersion == decided.ControlPlane {
-			state.ControlPlane = desired.Intent(cur)
-			state.ControlPlaneInfrastructureTemplate = nil
-			if ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-				if t := l.input.Current.Templates[desired.RefKey(withNamespace(ref, l.cluster.Namespace))]; t != nil {
-					state.ControlPlaneInfrastructureTemplate = desired.Intent(t)
-				}
-			}
-		}
-	}
-	for i := range state.MachineDeployments {
-		md := &state.MachineDeployments[i]
-		cur := l.input.Current.MachineDeployments[md.TopologyName]
-		if cur == nil || decided.Pools[upgrade.PoolKey(false, md.TopologyName)] == target || cur.Spec.Template.Spec.Version == nil ||
-			*cur.Spec.Template.Spec.Version != decided.Pools[upgrade.PoolKey(false, md.TopologyName)] {
-			continue
-		}
-		// The spec waits (it would roll machines out); the object's own metadata does not.
-		held := cur.DeepCopy()
-		held.Labels, held.Annotations = md.Object.Labels, md.Object.Annotations
-		md.Object = held
-		for _, t := range []**unstructured.Unstructured{&md.BootstrapTemplate, &md.InfraTemplate} {
-			if kept := l.input.Current.Templates[desired.RefKey(withNamespace(refOf(*t, cur), l.cluster.Namespace))]; kept != nil {
-				*t = desired.Intent(kept)
-			}
-		}
-	}
-	for i := range state.MachinePools {
-		mp := &state.MachinePools[i]
-		if cur := l.input.Current.MachinePools[mp.TopologyName]; cur != nil && decided.Pools[upgrade.PoolKey(true, mp.TopologyName)] != target &&
-			cur.Spec.Template.Spec.Version != nil && *cur.Spec.Template.Spec.Version == decided.Pools[upgrade.PoolKey(true, mp.TopologyName)] {
-			held := cur.DeepCopy()
-			held.Labels, held.Annotations = mp.Object.Labels, mp.Object.Annotations
-			mp.Object = held
-		}
-	}
-}
-
-// refOf returns the current MachineDeployment's reference for the template of the same kind.
-func refOf(t *unstructured.Unstructured, md *clusterv1.MachineDeployment) *corev1.ObjectReference {
-	if r := md.Spec.Template.Spec.Bootstrap.ConfigRef; r != nil && r.Kind == t.GetKind() {
-		return r
-	}
-	return &md.Spec.Template.Spec.InfrastructureRef
-}
-
 func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {
 	r := ref.DeepCopy()
 	if r.Namespace == "" {
@@ -419,10 +349,13 @@ func (a *Activities) readTemplate(ctx context.Context, ref *corev1.ObjectReferen
 
 // deleteRotated deletes current templates the desired state no longer references (they were
 // rotated away from); it runs after the parents were applied with their new references.
-func (a *Activities) deleteRotated(ctx context.Context, l *loaded, keep []*unstructured.Unstructured, res *ApplyResult) error {
+func (a *Activities) deleteRotated(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
 	kept := map[string]bool{}
 	for _, o := range keep {
 		kept[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	for _, key := range state.Kept {
+		kept[key] = true
 	}
 	for _, key := range desired.SortedKeys(l.input.Current.Templates) {
 		t := l.input.Current.Templates[key]
@@ -526,43 +459,50 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 	if state.ControlPlaneMachineHealthCheck != nil {
 		wantMHC[state.ControlPlaneMachineHealthCheck.Name] = true
 	}
+	// What each pool writes in this pass (a pool waiting for its version only its health check, a
+	// pool not to be created yet nothing) is desired's rule; the Cluster controller role then makes
+	// the Cluster the owner of the pools written.
+	write := func(objs []*unstructured.Unstructured, poolKind string) error {
+		for _, o := range objs {
+			applied, err := a.apply(ctx, o, res)
+			if err != nil {
+				return err
+			}
+			if o.GetKind() == poolKind {
+				if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for _, md := range state.MachineDeployments {
-		for _, t := range []*unstructured.Unstructured{md.BootstrapTemplate, md.InfraTemplate} {
-			if _, err := a.apply(ctx, t, res); err != nil {
-				return err
-			}
-		}
-		applied, err := a.applyTyped(ctx, md.Object, res)
-		if err != nil {
-			return err
-		}
-		if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
-			return err
-		}
-		if md.MachineHealthCheck != nil {
-			if _, err := a.applyTyped(ctx, md.MachineHealthCheck, res); err != nil {
-				return err
-			}
+		if md.PendingCreate {
+			continue
 		}
 		wantMD[md.Object.Name] = true
 		if md.MachineHealthCheck != nil {
 			wantMHC[md.MachineHealthCheck.Name] = true
 		}
+		objs, err := md.Objects()
+		if err != nil {
+			return invalid(err)
+		}
+		if err := write(objs, "MachineDeployment"); err != nil {
+			return err
+		}
 	}
 	for _, mp := range state.MachinePools {
-		for _, o := range []*unstructured.Unstructured{mp.BootstrapConfig, mp.InfraMachinePool} {
-			if _, err := a.apply(ctx, o, res); err != nil {
-				return err
-			}
+		if !mp.PendingCreate {
+			wantMP[mp.Object.Name] = true
 		}
-		applied, err := a.applyTyped(ctx, mp.Object, res)
+		objs, err := mp.Objects()
 		if err != nil {
+			return invalid(err)
+		}
+		if err := write(objs, "MachinePool"); err != nil {
 			return err
 		}
-		if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
-			return err
-		}
-		wantMP[mp.Object.Name] = true
 	}
 	for i := range l.currentMDs {
 		md := &l.currentMDs[i]

@@ -7,7 +7,7 @@ import (
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -103,104 +103,20 @@ func stepVersions(steps []hooksv1.UpgradeStepInfo) []string {
 	return out
 }
 
-// planVersions decides which version every part runs now (see model/upgrade) and sets it on the
-// computation input. It returns nil when no upgrade is in progress. plan, when set, supplies the
-// plan from the class's GenerateUpgradePlan extension.
-func planVersions(l *loaded, gate *UpgradeGate, plan planner) (*UpgradeSummary, *upgrade.Result, error) {
-	topo := l.cluster.Spec.Topology
-	cur := l.input.Current
-	in, err := upgrade.InputFrom(l.cluster, l.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools)
-	if err != nil {
-		return nil, nil, err
-	}
-	if plan != nil {
-		ext, err := plan(in)
-		if err != nil {
-			return nil, nil, err
-		}
-		in.External = ext
-	}
-	res, err := upgrade.Compute(in)
-	if err != nil {
-		return nil, nil, err
-	}
-	heldBy, heldVersion := gateVersions(gate, in, res)
-	l.input.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
-	if w := topo.Workers; w != nil {
-		for _, md := range w.MachineDeployments {
-			l.input.Versions.MachineDeployments[md.Name] = res.Pools[upgrade.PoolKey(false, md.Name)]
-		}
-		for _, mp := range w.MachinePools {
-			l.input.Versions.MachinePools[mp.Name] = res.Pools[upgrade.PoolKey(true, mp.Name)]
-		}
-	}
+// upgradeSummary says where an upgrade stands after a pass's decision; nil when no upgrade is in
+// progress.
+func upgradeSummary(l *loaded, dec *topology.Decision) *UpgradeSummary {
+	res, in := dec.Result, dec.Upgrade
 	if !res.InProgress {
-		return nil, res, nil
+		return nil
 	}
 	plannedBy := ""
 	if in.External != nil {
 		plannedBy = l.class.Spec.UpgradePlanExtension()
 	}
 	return &UpgradeSummary{WorkerSteps: res.WorkerSteps, PlannedBy: plannedBy,
-		Target: topo.Version, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
-		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
+		Target: in.Target, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
+		Stable: in.ControlPlane.Stable, HeldBy: dec.HeldBy, HeldVersion: dec.HeldVersion, ControlPlane: res.ControlPlane, Steps: res.ControlPlaneSteps,
 		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting,
-	}, res, nil
-}
-
-// gateVersions holds version moves the upgrade hooks have not allowed yet, in Cluster API's order:
-// BeforeClusterUpgrade; per control plane step BeforeControlPlaneUpgrade, the step,
-// AfterControlPlaneUpgrade; when the workers move, BeforeWorkersUpgrade, the pools,
-// AfterWorkersUpgrade. It returns the hook that holds, and the version concerned.
-func gateVersions(gate *UpgradeGate, in upgrade.Input, res *upgrade.Result) (string, string) {
-	cp := in.ControlPlane
-	if gate == nil || !res.InProgress || !cp.Exists {
-		return "", ""
 	}
-	workersAt, workersMoving, workersDone := "", false, true
-	for _, p := range in.Pools {
-		if !p.Exists {
-			continue
-		}
-		if res.Pools[p.Key()] != p.Version {
-			workersMoving, workersAt = true, res.Pools[p.Key()]
-		}
-		if p.Version != gate.WorkersApproved || p.RollingOut {
-			workersDone = false
-		}
-	}
-	holdAll := func() {
-		res.ControlPlane = cp.SpecVersion
-		for _, p := range in.Pools {
-			if p.Exists {
-				res.Pools[p.Key()] = p.Version
-			}
-		}
-		res.Upgrading, res.Pending = nil, nil
-	}
-	reached := cp.Stable && cp.StatusVersion == cp.SpecVersion
-	switch {
-	case gate.ApprovedTarget != in.Target:
-		holdAll()
-		return "BeforeClusterUpgrade", in.Target
-	case reached && cp.StatusVersion != gate.ControlPlaneAcknowledged:
-		holdAll()
-		return "AfterControlPlaneUpgrade", cp.StatusVersion
-	case gate.WorkersApproved != "" && gate.WorkersApproved != gate.WorkersAcknowledged && workersDone:
-		holdAll()
-		return "AfterWorkersUpgrade", gate.WorkersApproved
-	case res.ControlPlane != cp.SpecVersion && res.ControlPlane != gate.ControlPlaneApproved:
-		next := res.ControlPlane
-		holdAll()
-		return "BeforeControlPlaneUpgrade", next
-	case workersMoving && workersAt != gate.WorkersApproved:
-		for _, p := range in.Pools {
-			if p.Exists {
-				res.Pools[p.Key()] = p.Version
-			}
-		}
-		res.Upgrading, res.Pending = nil, nil
-		return "BeforeWorkersUpgrade", workersAt
-	}
-	return "", ""
 }

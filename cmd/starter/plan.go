@@ -168,12 +168,15 @@ func summarize(res *plan.Result) string {
 	for _, c := range res.Changes {
 		counts[c.Action]++
 	}
-	fmt.Fprintf(&b, "Plan: %d to create, %d to update, %d to rotate, %d to delete, %d unchanged\n",
-		counts[plan.Create], counts[plan.Update], counts[plan.Rotate], counts[plan.Delete], counts[plan.Unchanged])
+	fmt.Fprintf(&b, "Plan: %d to create, %d to update, %d to rotate, %d to delete, %d unchanged, %d pending\n",
+		counts[plan.Create], counts[plan.Update], counts[plan.Rotate], counts[plan.Delete], counts[plan.Unchanged], counts[plan.Pending])
 	for _, c := range res.Changes {
 		line := fmt.Sprintf("  %-9s %s %s", c.Action, c.Kind, c.Name)
 		if c.Replaces != "" {
 			line += " (replaces " + c.Replaces + ")"
+		}
+		if c.Reason != "" {
+			line += " (" + c.Reason + ")"
 		}
 		b.WriteString(line + "\n")
 	}

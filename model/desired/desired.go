@@ -12,6 +12,7 @@ package desired
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -98,6 +99,13 @@ type State struct {
 	MachinePools       []MachinePool
 	// Variables are the Cluster's variables after defaulting.
 	Variables []clusterv1.ClusterVariable
+
+	// ControlPlanePending: the control plane waits for its version (see model/topology); it and
+	// its machine template are not written in this pass, its health check is.
+	ControlPlanePending bool
+	// Kept are the RefKeys of current templates that parts not written in this pass still use:
+	// they must not be deleted as rotated away.
+	Kept []string
 }
 
 // MachineDeployment is one desired MachineDeployment with the objects that belong to it.
@@ -107,6 +115,9 @@ type MachineDeployment struct {
 	BootstrapTemplate  *unstructured.Unstructured
 	InfraTemplate      *unstructured.Unstructured
 	MachineHealthCheck *clusterv1.MachineHealthCheck
+	// Pending: the pool waits for its version; it and its templates are not written in this
+	// pass, its health check is. PendingCreate: a new pool not created yet, health check included.
+	Pending, PendingCreate bool
 }
 
 // MachinePool is one desired MachinePool with its bootstrap config and infrastructure pool.
@@ -115,6 +126,8 @@ type MachinePool struct {
 	Object           *clusterv1.MachinePool
 	BootstrapConfig  *unstructured.Unstructured
 	InfraMachinePool *unstructured.Unstructured
+	// Pending and PendingCreate: as for MachineDeployments (nothing of the pool is written).
+	Pending, PendingCreate bool
 }
 
 // RefKey is the key of a template in Input.Templates.
@@ -1255,13 +1268,26 @@ func firstGates(gs ...[]clusterv1.MachineReadinessGate) []clusterv1.MachineReadi
 	return nil
 }
 
-// Objects returns every desired object in Cluster API's write order (reconcileState):
-// infrastructure cluster, control plane machine template, control plane and its health check,
-// the Cluster, then per MachineDeployment its templates, itself and its health check, then per
-// MachinePool its bootstrap config, infrastructure pool and itself. Typed objects are converted
-// to apply intents.
+// Objects returns the desired objects to write in this pass, in Cluster API's write order
+// (reconcileState): infrastructure cluster, control plane machine template, control plane and its
+// health check, the Cluster, then per MachineDeployment its templates, itself and its health check,
+// then per MachinePool its bootstrap config, infrastructure pool and itself. Parts that wait are
+// left out (see PendingObjects). Typed objects are converted to apply intents.
 func (s *State) Objects() ([]*unstructured.Unstructured, error) {
+	return s.objects(false)
+}
+
+// AllObjects returns every desired object, in the same order, those that wait included.
+func (s *State) AllObjects() ([]*unstructured.Unstructured, error) {
+	return s.objects(true)
+}
+
+func (s *State) objects(all bool) ([]*unstructured.Unstructured, error) {
 	out := s.ClusterObjects()
+	if all && s.ControlPlanePending {
+		out = append(out[:0:0], s.InfrastructureCluster, s.ControlPlaneInfrastructureTemplate, s.ControlPlane)
+		out = slices.DeleteFunc(out, func(u *unstructured.Unstructured) bool { return u == nil })
+	}
 	if s.ControlPlaneMachineHealthCheck != nil {
 		u, err := ToIntent(s.ControlPlaneMachineHealthCheck)
 		if err != nil {
@@ -1274,6 +1300,9 @@ func (s *State) Objects() ([]*unstructured.Unstructured, error) {
 	}
 	for _, md := range s.MachineDeployments {
 		objs, err := md.Objects()
+		if all {
+			objs, err = md.allObjects()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1281,6 +1310,9 @@ func (s *State) Objects() ([]*unstructured.Unstructured, error) {
 	}
 	for _, mp := range s.MachinePools {
 		objs, err := mp.Objects()
+		if all {
+			objs, err = mp.allObjects()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1289,10 +1321,15 @@ func (s *State) Objects() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// ClusterObjects returns the infrastructure cluster and control plane objects in apply order.
+// ClusterObjects returns the infrastructure cluster and control plane objects to write, in apply
+// order (a pending control plane and its machine template are left out).
 func (s *State) ClusterObjects() []*unstructured.Unstructured {
+	objs := []*unstructured.Unstructured{s.InfrastructureCluster}
+	if !s.ControlPlanePending {
+		objs = append(objs, s.ControlPlaneInfrastructureTemplate, s.ControlPlane)
+	}
 	var out []*unstructured.Unstructured
-	for _, o := range []*unstructured.Unstructured{s.InfrastructureCluster, s.ControlPlaneInfrastructureTemplate, s.ControlPlane} {
+	for _, o := range objs {
 		if o != nil {
 			out = append(out, o)
 		}
@@ -1300,8 +1337,67 @@ func (s *State) ClusterObjects() []*unstructured.Unstructured {
 	return out
 }
 
-// Objects returns the MachineDeployment's templates, itself and its health check, in apply order.
+// PendingObjects names ("Kind name") the desired objects not written in this pass, and why
+// ("pending upgrade" or "pending create").
+func (s *State) PendingObjects() map[string]string {
+	out := map[string]string{}
+	add := func(why string, objs ...*unstructured.Unstructured) {
+		for _, o := range objs {
+			if o != nil {
+				out[o.GetKind()+" "+o.GetName()] = why
+			}
+		}
+	}
+	if s.ControlPlanePending {
+		add("pending upgrade", s.ControlPlaneInfrastructureTemplate, s.ControlPlane)
+	}
+	for _, md := range s.MachineDeployments {
+		switch {
+		case md.PendingCreate:
+			add("pending create", md.BootstrapTemplate, md.InfraTemplate)
+			out["MachineDeployment "+md.Object.Name] = "pending create"
+			if md.MachineHealthCheck != nil {
+				out["MachineHealthCheck "+md.MachineHealthCheck.Name] = "pending create"
+			}
+		case md.Pending:
+			add("pending upgrade", md.BootstrapTemplate, md.InfraTemplate)
+			out["MachineDeployment "+md.Object.Name] = "pending upgrade"
+		}
+	}
+	for _, mp := range s.MachinePools {
+		why := ""
+		switch {
+		case mp.PendingCreate:
+			why = "pending create"
+		case mp.Pending:
+			why = "pending upgrade"
+		default:
+			continue
+		}
+		add(why, mp.BootstrapConfig, mp.InfraMachinePool)
+		out["MachinePool "+mp.Object.Name] = why
+	}
+	return out
+}
+
+// Objects returns what to write of the MachineDeployment, in apply order: its templates, itself and
+// its health check; only the health check while it is pending an upgrade, nothing before creation.
 func (md MachineDeployment) Objects() ([]*unstructured.Unstructured, error) {
+	all, err := md.allObjects()
+	switch {
+	case err != nil || md.PendingCreate:
+		return nil, err
+	case md.Pending && md.MachineHealthCheck != nil:
+		return all[len(all)-1:], nil
+	case md.Pending:
+		return nil, nil
+	}
+	return all, nil
+}
+
+// allObjects returns the MachineDeployment's templates, itself and its health check, whether
+// written in this pass or not.
+func (md MachineDeployment) allObjects() ([]*unstructured.Unstructured, error) {
 	obj, err := ToIntent(md.Object)
 	if err != nil {
 		return nil, fmt.Errorf("MachineDeployment %s: %w", md.Object.Name, err)
@@ -1317,8 +1413,16 @@ func (md MachineDeployment) Objects() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// Objects returns the MachinePool's bootstrap config, infrastructure pool and itself.
+// Objects returns what to write of the MachinePool: its bootstrap config, infrastructure pool and
+// itself, or nothing while it is pending.
 func (mp MachinePool) Objects() ([]*unstructured.Unstructured, error) {
+	if mp.Pending || mp.PendingCreate {
+		return nil, nil
+	}
+	return mp.allObjects()
+}
+
+func (mp MachinePool) allObjects() ([]*unstructured.Unstructured, error) {
 	obj, err := ToIntent(mp.Object)
 	if err != nil {
 		return nil, fmt.Errorf("MachinePool %s: %w", mp.Object.Name, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
 )
@@ -36,6 +37,8 @@ const (
 	Rotate    Action = "rotate"
 	Delete    Action = "delete"
 	Unchanged Action = "unchanged"
+	// Pending: the object is desired but not written in this pass (Change.Reason says why).
+	Pending Action = "pending"
 )
 
 // ActionAnnotation carries each object's action in the printed List.
@@ -49,6 +52,10 @@ type Change struct {
 	Replaces string `json:",omitempty"`
 	// Diff is a unified diff of the fields topoflow sets (current vs desired).
 	Diff string `json:",omitempty"`
+	// Reason says why a pending object waits: "pending upgrade" (it keeps its version while the
+	// topology's differs), "pending create" (a new pool while the control plane is not stable),
+	// with "deferred" or "held" for pools whose upgrade the topology defers or holds.
+	Reason string `json:",omitempty"`
 }
 
 // Result is a plan.
@@ -215,15 +222,35 @@ func Compute(in *Input) (*Result, error) {
 	if len(errs) > 0 {
 		return nil, &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
 	}
-	state, err := desired.Compute(in.Desired)
+	// The same decision the apply activity makes, as if the upgrade hooks allowed every move.
+	dec, err := topology.Decide(topology.Input{Desired: in.Desired})
 	if err != nil {
 		return nil, err
 	}
-	objs, err := state.Objects()
+	state := dec.State
+	objs, err := state.AllObjects()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Objects: objs, Variables: state.Variables}
+	pending := state.PendingObjects()
+	poolState := map[string]string{}
+	for _, name := range dec.Result.Deferred {
+		poolState[name] = "deferred"
+	}
+	for _, name := range dec.Result.Held {
+		poolState[name] = "held"
+	}
+	reason := func(o *unstructured.Unstructured) string {
+		why := pending[o.GetKind()+" "+o.GetName()]
+		if why == "" {
+			return ""
+		}
+		if s := poolState[o.GetLabels()[labels.MachineDeploymentName]+o.GetLabels()[labels.MachinePoolName]]; s != "" {
+			why += ", " + s
+		}
+		return why
+	}
 	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
 		return res, nil
 	}
@@ -244,6 +271,8 @@ func Compute(in *Input) (*Result, error) {
 		ch := Change{Kind: o.GetKind(), Name: o.GetName()}
 		cur, ok := current[key]
 		switch {
+		case reason(o) != "":
+			ch.Action, ch.Reason = Pending, reason(o)
 		case !ok && replaced[key] != "":
 			ch.Action, ch.Replaces = Rotate, replaced[key]
 			if old := current[o.GetKind()+"/"+replaced[key]]; old != nil {

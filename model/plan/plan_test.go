@@ -220,3 +220,53 @@ func TestPlanUpdateUsesWhatRuns(t *testing.T) {
 	})
 	assert.ErrorContains(t, err, "control plane is still completing a previous upgrade")
 }
+
+// TestPlanShowsPendingPools: the plan makes the apply's decision (model/topology): with the
+// control plane at the new version, a deferred pool waits and shows as pending, deferred; the
+// other pool is updated to the new version.
+func TestPlanShowsPendingPools(t *testing.T) {
+	first, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	objs := sampleObjects(t)
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.32.0", "spec", "topology", "version"))
+			require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
+			mds, _, _ := unstructured.NestedSlice(o.Object, "spec", "topology", "workers", "machineDeployments")
+			md0 := mds[0].(map[string]any)
+			md0["metadata"].(map[string]any)["annotations"] = map[string]any{"topology.cluster.x-k8s.io/defer-upgrade": ""}
+			require.NoError(t, unstructured.SetNestedSlice(o.Object, mds, "spec", "topology", "workers", "machineDeployments"))
+		}
+	}
+	for _, o := range first.Objects {
+		if o.GetKind() == "Cluster" {
+			continue
+		}
+		cur := o.DeepCopy()
+		switch cur.GetKind() {
+		case "SimControlPlane":
+			require.NoError(t, unstructured.SetNestedField(cur.Object, "v1.32.0", "spec", "version"))
+			require.NoError(t, unstructured.SetNestedMap(cur.Object, map[string]any{"version": "v1.32.0", "initialized": true,
+				"replicas": int64(3), "updatedReplicas": int64(3), "readyReplicas": int64(3), "unavailableReplicas": int64(0)}, "status"))
+		case "MachineDeployment":
+			n, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas")
+			require.NoError(t, unstructured.SetNestedField(cur.Object, map[string]any{"replicas": n, "updatedReplicas": n}, "status"))
+		case "MachinePool":
+			n, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas")
+			require.NoError(t, unstructured.SetNestedField(cur.Object, map[string]any{"readyReplicas": n}, "status"))
+		}
+		objs = append(objs, cur)
+	}
+	res, err := Compute(mustInput(t, objs, 7))
+	require.NoError(t, err)
+	byPool := map[string]Change{}
+	for _, c := range res.Changes {
+		if c.Kind == "MachineDeployment" {
+			byPool[c.Name[len("demo-"):len("demo-md-0")]] = c
+		}
+	}
+	assert.Equal(t, Pending, byPool["md-0"].Action)
+	assert.Equal(t, "pending upgrade, deferred", byPool["md-0"].Reason)
+	assert.Equal(t, Update, byPool["md-1"].Action, "md-1 takes the new version")
+	assert.Contains(t, byPool["md-1"].Diff, "+      version: v1.32.0")
+}

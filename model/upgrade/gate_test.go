@@ -1,4 +1,4 @@
-package activities
+package upgrade_test
 
 import (
 	"testing"
@@ -14,13 +14,13 @@ import (
 func TestGateOrder(t *testing.T) {
 	cp := upgrade.ControlPlane{Exists: true, SpecVersion: "v1.31.2", StatusVersion: "v1.31.2", Stable: true}
 	pools := []upgrade.Pool{{Name: "md-0", Exists: true, Version: "v1.31.2"}, {Name: "md-1", Exists: true, Version: "v1.31.2"}}
-	gate := &UpgradeGate{}
+	gate := &upgrade.Gate{}
 	var events []string
 	for i := 0; i < 100; i++ {
 		in := upgrade.Input{Target: "v1.33.1", KubernetesVersions: []string{"v1.31.2", "v1.32.4", "v1.33.1"}, ControlPlane: cp, Pools: pools}
 		res, err := upgrade.Compute(in)
 		require.NoError(t, err)
-		held, v := gateVersions(gate, in, res)
+		held, v := gate.Hold(in, res)
 		if held != "" {
 			events = append(events, held+"("+v+")")
 			switch held { // the hook passes, as the workflow would record it

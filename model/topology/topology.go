@@ -1,0 +1,128 @@
+// Package topology makes the one decision of a pass over a managed Cluster, from the loaded state
+// and the upgrade hooks' ledger: which version each part runs now (model/upgrade), which hook holds
+// the next move, the desired objects (model/desired), and which parts are not written this pass
+// because they wait for their version or must not be created yet. The apply activity and the plan
+// call it, so a plan shows what the next apply does.
+package topology
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// Input is what a pass decides from.
+type Input struct {
+	// Desired is the computation input (Cluster, class, templates, current objects); its Versions
+	// are set by Decide.
+	Desired desired.Input
+	// Gate is the upgrade hooks' ledger; nil when no hook holds anything (a plan, or no hooks).
+	Gate *upgrade.Gate
+	// Planner, when set, gives the plan of an upgrade that is due from the class's
+	// GenerateUpgradePlan extension (it is asked only then).
+	Planner func(upgrade.Input) (*upgrade.ExternalPlan, error)
+}
+
+// Decision is the outcome of a pass.
+type Decision struct {
+	// State is the desired state; parts that wait are marked (desired.State's Pending fields) and
+	// left out of State.Objects.
+	State *desired.State
+	// Upgrade is what runs now; Result the versions decided.
+	Upgrade upgrade.Input
+	Result  *upgrade.Result
+	// HeldBy names the hook holding version moves, and HeldVersion the version it is about.
+	HeldBy, HeldVersion string
+}
+
+// Decide computes a pass. Errors are the computation's (they name the object and field).
+func Decide(in Input) (*Decision, error) {
+	d := in.Desired
+	cur := d.Current
+	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools)
+	if err != nil {
+		return nil, err
+	}
+	if in.Planner != nil && ui.NeedsPlan() {
+		if ui.External, err = in.Planner(ui); err != nil {
+			return nil, err
+		}
+	}
+	res, err := upgrade.Compute(ui)
+	if err != nil {
+		return nil, err
+	}
+	heldBy, heldVersion := in.Gate.Hold(ui, res)
+
+	d.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
+	for _, p := range ui.Pools {
+		if p.MachinePool {
+			d.Versions.MachinePools[p.Name] = res.Pools[p.Key()]
+		} else {
+			d.Versions.MachineDeployments[p.Name] = res.Pools[p.Key()]
+		}
+	}
+	state, err := desired.Compute(d)
+	if err != nil {
+		return nil, err
+	}
+	markPending(state, cur, ui, res, heldBy)
+	return &Decision{State: state, Upgrade: ui, Result: res, HeldBy: heldBy, HeldVersion: heldVersion}, nil
+}
+
+// markPending marks what Cluster API's topology controller does not write in this pass
+// (reconcileControlPlane, updateMachineDeployment, updateMachinePool, createMachineDeployment,
+// createMachinePool with the UpgradeTracker): a control plane or pool that keeps its current version
+// while the topology's differs (pending an upgrade: writing anything else now would roll it out
+// twice) is not written, its health check is; a new pool is not created at all while the control
+// plane is not stable (provisioning, upgrading, about to or waiting to upgrade) or
+// AfterControlPlaneUpgrade holds.
+func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, res *upgrade.Result, heldBy string) {
+	target := ui.Target
+	cp := ui.ControlPlane
+	if cp.Exists && res.ControlPlane != target && cp.SpecVersion == res.ControlPlane {
+		state.ControlPlanePending = true
+		if ref, err := contract.ObjectRef(cur.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+			state.Kept = append(state.Kept, desired.RefKey(withNamespace(ref, cur.ControlPlane.GetNamespace())))
+		}
+	}
+	stable := cp.Exists && cp.StatusVersion != "" && cp.StatusVersion == cp.SpecVersion && cp.SpecVersion == target && res.ControlPlane == target
+	createHeld := !stable || heldBy == "AfterControlPlaneUpgrade"
+	for i := range state.MachineDeployments {
+		md := &state.MachineDeployments[i]
+		current := cur.MachineDeployments[md.TopologyName]
+		version := res.Pools[upgrade.PoolKey(false, md.TopologyName)]
+		switch {
+		case current == nil:
+			md.PendingCreate = createHeld
+		case version != target && current.Spec.Template.Spec.Version != nil && *current.Spec.Template.Spec.Version == version:
+			md.Pending = true
+			spec := current.Spec.Template.Spec
+			state.Kept = append(state.Kept, desired.RefKey(withNamespace(&spec.InfrastructureRef, current.Namespace)))
+			if spec.Bootstrap.ConfigRef != nil {
+				state.Kept = append(state.Kept, desired.RefKey(withNamespace(spec.Bootstrap.ConfigRef, current.Namespace)))
+			}
+		}
+	}
+	for i := range state.MachinePools {
+		mp := &state.MachinePools[i]
+		current := cur.MachinePools[mp.TopologyName]
+		version := res.Pools[upgrade.PoolKey(true, mp.TopologyName)]
+		switch {
+		case current == nil:
+			mp.PendingCreate = createHeld
+		case version != target && current.Spec.Template.Spec.Version != nil && *current.Spec.Template.Spec.Version == version:
+			mp.Pending = true
+		}
+	}
+}
+
+func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {
+	r := ref.DeepCopy()
+	if r.Namespace == "" {
+		r.Namespace = ns
+	}
+	return r
+}
