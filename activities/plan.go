@@ -39,13 +39,7 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 			in.Current = append(in.Current, u)
 		}
 	}
-	if r := l.cluster.Spec.InfrastructureRef; r != nil {
-		if u, err := a.Kube.GetRef(ctx, r, l.cluster.Namespace); err == nil {
-			add(u)
-		} else if !kube.IsNotFound(err) {
-			return nil, err
-		}
-	}
+	add(l.input.Current.InfrastructureCluster)
 	add(l.input.Current.ControlPlane)
 	for _, t := range l.input.Current.Templates {
 		add(t)

@@ -254,18 +254,16 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		MachinePools:       map[string]*clusterv1.MachinePool{},
 		Templates:          map[string]*unstructured.Unstructured{},
 	}
-	if ref := cluster.Spec.ControlPlaneRef; ref != nil {
-		cp, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
-		switch {
-		case kube.IsNotFound(err):
-		case err != nil:
-			return nil, nil, fmt.Errorf("reading control plane %s %s: %w", ref.Kind, ref.Name, err)
-		default:
-			current.ControlPlane = cp
-			if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-				if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
-					return nil, nil, err
-				}
+	if current.InfrastructureCluster, err = a.getIfExists(ctx, cluster.Spec.InfrastructureRef, cluster.Namespace, "infrastructure cluster"); err != nil {
+		return nil, nil, err
+	}
+	if current.ControlPlane, err = a.getIfExists(ctx, cluster.Spec.ControlPlaneRef, cluster.Namespace, "control plane"); err != nil {
+		return nil, nil, err
+	}
+	if cp := current.ControlPlane; cp != nil {
+		if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+			if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
@@ -295,16 +293,6 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			current.MachinePools[name] = &mps[i]
 		}
 	}
-	if ref := cluster.Spec.InfrastructureRef; ref != nil {
-		infra, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
-		switch {
-		case kube.IsNotFound(err):
-		case err != nil:
-			return nil, nil, fmt.Errorf("reading infrastructure cluster %s %s: %w", ref.Kind, ref.Name, err)
-		default:
-			current.InfrastructureCluster = infra
-		}
-	}
 	l := &loaded{
 		cluster: cluster,
 		class:   class,
@@ -328,6 +316,21 @@ func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReferen
 		r.Namespace = ns
 	}
 	return r
+}
+
+// getIfExists reads the object a reference points at; nil for no reference or an absent object.
+func (a *Activities) getIfExists(ctx context.Context, ref *corev1.ObjectReference, ns, what string) (*unstructured.Unstructured, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	u, err := a.Kube.GetRef(ctx, ref, ns)
+	switch {
+	case kube.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s %s %s: %w", what, ref.Kind, ref.Name, err)
+	}
+	return u, nil
 }
 
 // readTemplate reads a current cloned template into into; an absent one is skipped.
