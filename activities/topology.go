@@ -128,15 +128,6 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 			l.scopeTemplates[desired.RefKey(withNamespace(ref, l.cluster.Namespace))] = true
 		}
 	}
-	if in.Scope == ScopeWorkers {
-		for i := range l.currentMDs {
-			spec := &l.currentMDs[i].Spec.Template.Spec
-			l.scopeTemplates[desired.RefKey(withNamespace(&spec.InfrastructureRef, l.cluster.Namespace))] = true
-			if spec.Bootstrap.ConfigRef != nil {
-				l.scopeTemplates[desired.RefKey(withNamespace(spec.Bootstrap.ConfigRef, l.cluster.Namespace))] = true
-			}
-		}
-	}
 	objs, err := state.Objects()
 	if err != nil {
 		return nil, invalid(err)
@@ -157,7 +148,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.applyWorkers(ctx, l, state, res); err != nil {
 			return nil, err
 		}
-		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
+		if err := a.deletePoolTemplates(ctx, l, state, objs, res); err != nil {
 			return nil, err
 		}
 	default:
@@ -373,9 +364,81 @@ func (a *Activities) deleteRotated(ctx context.Context, l *loaded, state *desire
 	return nil
 }
 
+// deletePoolTemplates deletes the MachineDeployments' templates nothing uses any more: rotated away
+// from, or left by a removed pool. As Cluster API's topology MachineDeployment and MachineSet
+// controllers do, a template is kept while a MachineSet of the Cluster still uses it (its old
+// machines may need it); without Cluster API core there are no MachineSets. The templates are found
+// by their labels (cluster-name and deployment-name), so one kept in an earlier pass is found again.
+func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
+	inUse := map[string]bool{}
+	for _, o := range keep {
+		inUse[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	for _, key := range state.Kept {
+		inUse[key] = true
+	}
+	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
+	sets, err := a.listIfServed(ctx, kube.MachineSets, l.cluster, "")
+	if err != nil {
+		return err
+	}
+	for _, ms := range sets {
+		for _, p := range []contract.Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
+			if r, err := contract.ObjectRef(&ms, p); err == nil && r != nil {
+				inUse[desired.RefKey(withNamespace(r, ms.GetNamespace()))] = true
+			}
+		}
+	}
+	kinds := map[[2]string]bool{}
+	for _, md := range l.class.Spec.Workers.MachineDeployments {
+		for _, r := range []*corev1.ObjectReference{md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref} {
+			if r != nil {
+				kinds[[2]string{r.APIVersion, r.Kind}] = true
+			}
+		}
+	}
+	for _, md := range l.currentMDs {
+		spec := md.Spec.Template.Spec
+		kinds[[2]string{spec.InfrastructureRef.APIVersion, spec.InfrastructureRef.Kind}] = true
+		if r := spec.Bootstrap.ConfigRef; r != nil {
+			kinds[[2]string{r.APIVersion, r.Kind}] = true
+		}
+	}
+	var unused []corev1.ObjectReference
+	for _, k := range desired.SortedKeys(kindKeys(kinds)) {
+		apiVersion, kind, _ := strings.Cut(k, " ")
+		gvr, err := a.Kube.ResourceFor(apiVersion, kind)
+		if kube.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		templates, err := a.listIfServed(ctx, gvr, l.cluster, labels.MachineDeploymentName)
+		if err != nil {
+			return err
+		}
+		for _, t := range templates {
+			if !inUse[t.GetKind()+"/"+t.GetNamespace()+"/"+t.GetName()] {
+				unused = append(unused, corev1.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName()})
+			}
+		}
+	}
+	return a.deleteAll(ctx, l.cluster.Namespace, unused, res)
+}
+
+func kindKeys(kinds map[[2]string]bool) map[string]bool {
+	out := map[string]bool{}
+	for k := range kinds {
+		out[k[0]+" "+k[1]] = true
+	}
+	return out
+}
+
 // listOwned lists a Cluster's topology-owned objects of one resource, decoded and sorted by name.
 func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]T, error) {
 	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
+
 	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
@@ -388,6 +451,23 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 		}
 	}
 	return out, nil
+}
+
+// listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a
+// resource that may not be served: none then.
+func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster, withLabel string) ([]unstructured.Unstructured, error) {
+	sel := labels.ClusterName + "=" + cluster.Name
+	if withLabel != "" {
+		sel += "," + withLabel
+	}
+	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	switch {
+	case kube.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
+	}
+	return list.Items, nil
 }
 
 func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
@@ -512,10 +592,8 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 		if wantMD[md.Name] {
 			continue
 		}
-		refs := []corev1.ObjectReference{{APIVersion: md.APIVersion, Kind: "MachineDeployment", Name: md.Name}, md.Spec.Template.Spec.InfrastructureRef}
-		if cr := md.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
-			refs = append(refs, *cr)
-		}
+		// Its templates go once nothing uses them (deletePoolTemplates).
+		refs := []corev1.ObjectReference{{APIVersion: md.APIVersion, Kind: "MachineDeployment", Name: md.Name}}
 		if err := a.deleteAll(ctx, md.Namespace, refs, res); err != nil {
 			return err
 		}

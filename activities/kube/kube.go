@@ -33,6 +33,7 @@ var (
 	MachinePools        = clusterv1.GroupVersion.WithResource("machinepools")
 	ClusterEndpoints    = clusterv1.GroupVersion.WithResource("clusterendpoints")
 	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
+	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
 )
 
 // Client bundles what topoflow needs to talk to the API server.

@@ -7,6 +7,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -288,9 +289,27 @@ func Compute(in *Input) (*Result, error) {
 		res.Changes = append(res.Changes, ch)
 		annotate(o, ch.Action)
 	}
+	// Deletions are only what the topology controller deletes: objects of the kinds it writes
+	// (not Machines, MachineSets or anything else carrying its labels), and a pool's old template
+	// only once no MachineSet uses it.
+	writes := map[string]bool{"MachineDeployment": true, "MachinePool": true, "MachineHealthCheck": true}
+	for _, o := range objs {
+		writes[o.GetKind()] = true
+	}
+	usedBySets := map[string]bool{}
+	for _, c := range in.Current {
+		if c.GetKind() != "MachineSet" {
+			continue
+		}
+		for _, p := range []contract.Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
+			if r, err := contract.ObjectRef(c, p); err == nil && r != nil {
+				usedBySets[r.Kind+"/"+r.Name] = true
+			}
+		}
+	}
 	var deletes []Change
 	for key, c := range current {
-		if !seen[key] && isTopologyObject(c) {
+		if !seen[key] && isTopologyObject(c) && writes[c.GetKind()] && !usedBySets[key] && !pendingKeeps(state, c) {
 			deletes = append(deletes, Change{Kind: c.GetKind(), Name: c.GetName(), Action: Delete})
 		}
 	}
@@ -323,6 +342,12 @@ func nameIn(name string, objs []*unstructured.Unstructured, kind string) bool {
 		}
 	}
 	return false
+}
+
+// pendingKeeps: a current template a waiting part still uses is not deleted.
+func pendingKeeps(state *desired.State, u *unstructured.Unstructured) bool {
+	key := desired.RefKey(&corev1.ObjectReference{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
+	return slices.Contains(state.Kept, key)
 }
 
 func isTopologyObject(u *unstructured.Unstructured) bool {

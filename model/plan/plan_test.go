@@ -270,3 +270,51 @@ func TestPlanShowsPendingPools(t *testing.T) {
 	assert.Equal(t, Update, byPool["md-1"].Action, "md-1 takes the new version")
 	assert.Contains(t, byPool["md-1"].Diff, "+      version: v1.32.0")
 }
+
+// TestPlanDeletesOnlyWhatTheTopologyDeletes: objects the topology controller does not write
+// (a Machine carrying its labels) are never listed, and a pool's rotated-away template that a
+// MachineSet still uses is not deleted yet.
+func TestPlanDeletesOnlyWhatTheTopologyDeletes(t *testing.T) {
+	first, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	objs := sampleObjects(t)
+	var md0Infra string
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Cluster":
+			require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
+		case o.GetName() == "quick-start-default-worker-machine":
+			require.NoError(t, unstructured.SetNestedField(o.Object, "ssd", "spec", "template", "spec", "disk"))
+		}
+	}
+	for _, o := range first.Objects {
+		if o.GetKind() == "Cluster" {
+			continue
+		}
+		if o.GetKind() == "MachineDeployment" && o.GetLabels()["topology.cluster.x-k8s.io/deployment-name"] == "md-0" {
+			md0Infra, _, _ = unstructured.NestedString(o.Object, "spec", "template", "spec", "infrastructureRef", "name")
+		}
+		objs = append(objs, o.DeepCopy())
+	}
+	require.NotEmpty(t, md0Infra)
+	owned := map[string]any{"cluster.x-k8s.io/cluster-name": "demo", "topology.cluster.x-k8s.io/owned": ""}
+	objs = append(objs,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+			"metadata": map[string]any{"name": "demo-md-0-m1", "namespace": "default", "labels": owned}}},
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
+			"metadata": map[string]any{"name": "demo-md-0-old", "namespace": "default", "labels": owned},
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
+				"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimMachineTemplate", "name": md0Infra}}}}}})
+	res, err := Compute(mustInput(t, objs, 7))
+	require.NoError(t, err)
+	var deleted []string
+	for _, c := range res.Changes {
+		if c.Action == Delete {
+			deleted = append(deleted, c.Kind+"/"+c.Name)
+		}
+	}
+	assert.NotContains(t, deleted, "Machine/demo-md-0-m1")
+	assert.NotContains(t, deleted, "MachineSet/demo-md-0-old")
+	assert.NotContains(t, deleted, "SimMachineTemplate/"+md0Infra, "kept while a MachineSet uses it")
+	assert.Len(t, deleted, 1, "only md-1's rotated-away template: %v", deleted)
+}

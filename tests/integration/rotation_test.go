@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -64,4 +66,56 @@ func (e *env) machineDeployments(cluster string) map[string]*clusterv1.MachineDe
 		out[md.Labels[labels.MachineDeploymentName]] = md
 	}
 	return out
+}
+
+// TestRotatedTemplateKeptWhileMachineSetUsesIt: a rotated-away MachineDeployment template is
+// deleted only once no MachineSet uses it (Cluster API's topology MachineDeployment and MachineSet
+// controllers): here a MachineSet, as Cluster API's MachineDeployment controller would leave for
+// the old machines, points at md-0's old template; the template stays while the MachineSet
+// exists and goes in the pass after it is deleted. md-1's old template, unused, goes at once.
+func TestRotatedTemplateKeptWhileMachineSetUsesIt(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	before := e.machineDeployments("demo")
+	old0, old1 := before["md-0"].Spec.Template.Spec.InfrastructureRef, before["md-1"].Spec.Template.Spec.InfrastructureRef
+	ms := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
+		"metadata": map[string]any{"name": before["md-0"].Name + "-old", "namespace": e.ns,
+			"labels": map[string]any{labels.ClusterName: "demo", labels.MachineDeploymentName: "md-0"}},
+		"spec": map[string]any{"clusterName": "demo", "replicas": int64(1),
+			"selector": map[string]any{"matchLabels": map[string]any{"ms": "old"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"ms": "old"}},
+				"spec": map[string]any{"clusterName": "demo", "bootstrap": map[string]any{"dataSecretName": "none"}, "infrastructureRef": map[string]any{
+					"apiVersion": old0.APIVersion, "kind": old0.Kind, "name": old0.Name}}}},
+	}}
+	_, err := kc.Dynamic.Resource(kube.MachineSets).Namespace(e.ns).Create(e.ctx, ms, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	e.applyFile(classFile, onlyKinds("SimMachineTemplate"), func(u *unstructured.Unstructured) {
+		if u.GetName() == "quick-start-default-worker-machine" {
+			require.NoError(t, unstructured.SetNestedField(u.Object, "ssd", "spec", "template", "spec", "disk"))
+		}
+	})
+	exists := func(ref corev1.ObjectReference) bool {
+		_, err := kc.GetRef(e.ctx, &ref, e.ns)
+		return err == nil
+	}
+	e.eventually(60*time.Second, "both pools rotated, md-1's old template deleted", func() (bool, string) {
+		after := e.machineDeployments("demo")
+		rotated := after["md-0"].Spec.Template.Spec.InfrastructureRef.Name != old0.Name && after["md-1"].Spec.Template.Spec.InfrastructureRef.Name != old1.Name
+		return rotated && !exists(old1), fmt.Sprintf("rotated %v, md-1's old template exists %v", rotated, exists(old1))
+	})
+	// Later passes keep md-0's old template while the MachineSet uses it.
+	e.touchPasses("demo", 2, 200*time.Millisecond, func(i int) {
+		e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", fmt.Sprint(i))
+	})
+	require.True(t, exists(old0), "md-0's old template is kept while a MachineSet uses it")
+
+	require.NoError(t, kc.Dynamic.Resource(kube.MachineSets).Namespace(e.ns).Delete(e.ctx, ms.GetName(), metav1.DeleteOptions{}))
+	e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", "after")
+	e.eventually(30*time.Second, "md-0's old template deleted once no MachineSet uses it", func() (bool, string) {
+		return !exists(old0), old0.Name
+	})
 }

@@ -303,3 +303,63 @@ type ClusterEndpointList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ClusterEndpoint `json:"items"`
 }
+
+// MachineSetSpec is the desired state of a MachineSet (Cluster API core's; topoflow only reads
+// MachineSets, to know which MachineDeployment templates are still in use).
+type MachineSetSpec struct {
+	ClusterName string `json:"clusterName"`
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// +optional
+	MinReadySeconds int32                `json:"minReadySeconds,omitempty"`
+	Selector        metav1.LabelSelector `json:"selector"`
+	// +optional
+	Template MachineTemplateSpec `json:"template,omitempty"`
+	// +optional
+	DeletePolicy string `json:"deletePolicy,omitempty"`
+}
+
+// MachineSetStatus is the observed state of a MachineSet.
+type MachineSetStatus struct {
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// +optional
+	FullyLabeledReplicas int32 `json:"fullyLabeledReplicas"`
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Conditions Conditions `json:"conditions,omitempty"`
+}
+
+// MachineSet keeps a number of Machines of one template; a MachineDeployment rolls out through them.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=machinesets,shortName=ms,scope=Namespaced,categories=cluster-api
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:storageversion
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName",description="Cluster"
+// +kubebuilder:printcolumn:name="Replicas",type="integer",JSONPath=".status.replicas",description="Total number of machines"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.template.spec.version",description="Kubernetes version of its machines"
+type MachineSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MachineSetSpec   `json:"spec,omitempty"`
+	Status MachineSetStatus `json:"status,omitempty"`
+}
+
+// MachineSetList is a list of MachineSets.
+//
+// +kubebuilder:object:root=true
+type MachineSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MachineSet `json:"items"`
+}
