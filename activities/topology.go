@@ -344,13 +344,7 @@ func (a *Activities) readTemplate(ctx context.Context, ref *corev1.ObjectReferen
 // deleteRotated deletes current templates the desired state no longer references (they were
 // rotated away from); it runs after the parents were applied with their new references.
 func (a *Activities) deleteRotated(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
-	kept := map[string]bool{}
-	for _, o := range keep {
-		kept[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
-	}
-	for _, key := range state.Kept {
-		kept[key] = true
-	}
+	kept := inUse(state, keep)
 	for _, key := range desired.SortedKeys(l.input.Current.Templates) {
 		t := l.input.Current.Templates[key]
 		if kept[key] || !l.scopeTemplates[key] {
@@ -370,13 +364,7 @@ func (a *Activities) deleteRotated(ctx context.Context, l *loaded, state *desire
 // machines may need it); without Cluster API core there are no MachineSets. The templates are found
 // by their labels (cluster-name and deployment-name), so one kept in an earlier pass is found again.
 func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
-	inUse := map[string]bool{}
-	for _, o := range keep {
-		inUse[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
-	}
-	for _, key := range state.Kept {
-		inUse[key] = true
-	}
+	used := inUse(state, keep)
 	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
 	sets, err := a.listIfServed(ctx, kube.MachineSets, l.cluster, "")
 	if err != nil {
@@ -385,27 +373,26 @@ func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *
 	for _, ms := range sets {
 		for _, p := range []contract.Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
 			if r, err := contract.ObjectRef(&ms, p); err == nil && r != nil {
-				inUse[desired.RefKey(withNamespace(r, ms.GetNamespace()))] = true
+				used[desired.RefKey(withNamespace(r, ms.GetNamespace()))] = true
 			}
 		}
 	}
-	kinds := map[[2]string]bool{}
+	// The template kinds: the class's, and those current pools use (a class may have changed kind).
+	kinds := map[string]bool{}
+	refs := []*corev1.ObjectReference{}
 	for _, md := range l.class.Spec.Workers.MachineDeployments {
-		for _, r := range []*corev1.ObjectReference{md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref} {
-			if r != nil {
-				kinds[[2]string{r.APIVersion, r.Kind}] = true
-			}
-		}
+		refs = append(refs, md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref)
 	}
 	for _, md := range l.currentMDs {
-		spec := md.Spec.Template.Spec
-		kinds[[2]string{spec.InfrastructureRef.APIVersion, spec.InfrastructureRef.Kind}] = true
-		if r := spec.Bootstrap.ConfigRef; r != nil {
-			kinds[[2]string{r.APIVersion, r.Kind}] = true
+		refs = append(refs, &md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef)
+	}
+	for _, r := range refs {
+		if r != nil {
+			kinds[r.APIVersion+" "+r.Kind] = true
 		}
 	}
 	var unused []corev1.ObjectReference
-	for _, k := range desired.SortedKeys(kindKeys(kinds)) {
+	for _, k := range desired.SortedKeys(kinds) {
 		apiVersion, kind, _ := strings.Cut(k, " ")
 		gvr, err := a.Kube.ResourceFor(apiVersion, kind)
 		if kube.IsNotFound(err) {
@@ -419,7 +406,7 @@ func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *
 			return err
 		}
 		for _, t := range templates {
-			if !inUse[t.GetKind()+"/"+t.GetNamespace()+"/"+t.GetName()] {
+			if !used[t.GetKind()+"/"+t.GetNamespace()+"/"+t.GetName()] {
 				unused = append(unused, corev1.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName()})
 			}
 		}
@@ -427,10 +414,15 @@ func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *
 	return a.deleteAll(ctx, l.cluster.Namespace, unused, res)
 }
 
-func kindKeys(kinds map[[2]string]bool) map[string]bool {
+// inUse is the set (by RefKey) of the objects written in this pass and the current templates
+// waiting parts still use: what must not be deleted.
+func inUse(state *desired.State, written []*unstructured.Unstructured) map[string]bool {
 	out := map[string]bool{}
-	for k := range kinds {
-		out[k[0]+" "+k[1]] = true
+	for _, o := range written {
+		out[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	for _, key := range state.Kept {
+		out[key] = true
 	}
 	return out
 }
