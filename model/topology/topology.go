@@ -6,6 +6,8 @@
 package topology
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/model/contract"
@@ -52,7 +54,8 @@ func Decide(in Input) (*Decision, error) {
 	}
 	res, err := upgrade.Compute(ui)
 	if err != nil {
-		return nil, err
+		// Name the object and the field: the condition shows this message as it is.
+		return nil, fmt.Errorf("Cluster %s/%s: spec.topology.version %s: %w", d.Cluster.Namespace, d.Cluster.Name, ui.Target, err)
 	}
 	heldBy, heldVersion := in.Gate.Hold(ui, res)
 

@@ -177,3 +177,13 @@ func TestControlPlanePending_reconcileControlPlane(t *testing.T) {
 	assert.Equal(t, "pending upgrade", pending["SimControlPlane "+ref.Name])
 	assert.Len(t, dec.State.Kept, 1+2*2, "the control plane's machine template and both MachineDeployments' templates")
 }
+
+// TestVersionErrorsNameObjectAndField: an impossible version (here a downgrade written while no
+// webhook ran) is reported with the Cluster and the field.
+func TestVersionErrorsNameObjectAndField(t *testing.T) {
+	w := sampleWorld(t)
+	w.in.Desired.Cluster.Spec.Topology.Version = "v1.30.0"
+	_, err := Decide(w.in)
+	require.Error(t, err)
+	assert.Equal(t, "Cluster default/demo: spec.topology.version v1.30.0: v1.30.0 is older than v1.31.2, the version the control plane was told to run: downgrades are not supported", err.Error())
+}

@@ -316,7 +316,7 @@ func Plan(current, target string, versions []string) ([]string, error) {
 		return nil, fmt.Errorf("target version: %w", err)
 	}
 	if tgt.LessThan(cur) {
-		return nil, fmt.Errorf("version %s is older than %s: downgrades are not supported", target, current)
+		return nil, fmt.Errorf("%s is older than %s, the version the control plane was told to run: downgrades are not supported", target, current)
 	}
 	if len(versions) == 0 {
 		return []string{target}, nil
@@ -342,7 +342,7 @@ func Plan(current, target string, versions []string) ([]string, error) {
 	for m := cur.Minor() + 1; m < tgt.Minor(); m++ {
 		v, ok := lastOfMinor[m]
 		if !ok {
-			return nil, fmt.Errorf("kubernetesVersions lists no v%d.%d release to step through from %s to %s", cur.Major(), m, current, target)
+			return nil, fmt.Errorf("the ClusterClass's spec.kubernetesVersions lists no v%d.%d release to step through from %s to %s", cur.Major(), m, current, target)
 		}
 		out = append(out, v)
 	}
