@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -278,6 +279,18 @@ func TestMissingClassThenTemplate(t *testing.T) {
 	e.waitReconciled("demo", 90*time.Second)
 	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2)
 	assertRunning(t, id)
+
+	// The class is deleted from under a settled Cluster: reported at once (not at the next
+	// resync), and nothing of the topology is touched.
+	e.waitSettled("demo")
+	require.NoError(t, kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
+	e.eventually(15*time.Second, "deleted ClusterClass reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.class) not found", e.ns)
+		return cond != nil && cond.Status == corev1.ConditionFalse && cond.Message == want, fmt.Sprint(cond)
+	})
+	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2, "nothing deleted")
+	assertRunning(t, id)
 }
 
 // TestProvisioningWaitsForProviders: with slow providers, the Cluster goes Pending/Provisioning
@@ -304,6 +317,26 @@ func TestProvisioningWaitsForProviders(t *testing.T) {
 	st, err := contract.ReadControlPlane(cp)
 	require.NoError(t, err)
 	assert.True(t, st.Initialized)
+}
+
+// waitSettled waits until a Cluster's workflow has settled (no pass due but the resync) and the
+// providers have been quiet for a moment, so the next pass needs an event.
+func (e *env) waitSettled(name string) {
+	e.t.Helper()
+	e.eventually(30*time.Second, "workflow settled", func() (bool, string) {
+		v, err := tc.QueryWorkflow(context.Background(), workflows.WorkflowID(e.ns, name), "", workflows.QueryState)
+		if err != nil {
+			return false, err.Error()
+		}
+		var s workflows.State
+		if err := v.Get(&s); err != nil {
+			return false, err.Error()
+		}
+		return s.Step == "settled", s.Step
+	})
+	passes := e.passes(name)
+	time.Sleep(3 * time.Second)
+	require.Equal(e.t, passes, e.passes(name), "no pass while settled")
 }
 
 func assertRunning(t *testing.T, id string) {

@@ -301,3 +301,20 @@ func TestUpgradeHoldSequence(t *testing.T) {
 	assert.Equal(t, []string{"md-0", "md-1"}, order, "in topology order")
 	e.waitReconciled("demo", 60*time.Second)
 }
+
+// TestVersionErrorNamesObjectAndField: a downgrade written where no webhook refuses it is reported
+// on TopologyReconciled with the Cluster and the field, and nothing moves.
+func TestVersionErrorNamesObjectAndField(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	e.setVersion("demo", "v1.30.0")
+	want := "Cluster " + e.ns + "/demo: spec.topology.version v1.30.0: v1.30.0 is older than v1.31.2, the version the control plane was told to run: downgrades are not supported"
+	e.eventually(30*time.Second, "the downgrade reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		return cond != nil && cond.Message == want, fmt.Sprint(cond)
+	})
+	v, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
+	assert.Equal(t, "v1.31.2", v, "nothing moved")
+}

@@ -145,6 +145,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if _, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onClass(nil, obj) },
 		UpdateFunc: w.onClass,
+		// A deleted class reaches its Clusters at once: their next pass reports it missing.
+		DeleteFunc: func(obj any) {
+			if u := asUnstructured(obj); u != nil {
+				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted")
+			}
+		},
 	}); err != nil {
 		return err
 	}
