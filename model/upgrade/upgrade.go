@@ -319,6 +319,11 @@ func Plan(current, target string, versions []string) ([]string, error) {
 		return nil, fmt.Errorf("%s is older than %s, the version the control plane was told to run: downgrades are not supported", target, current)
 	}
 	if len(versions) == 0 {
+		// The reconcile-time guard of Cluster API's version rule (the webhook's, for a Cluster
+		// written while no webhook ran): without a chain, a control plane moves one minor at most.
+		if minorGap(tgt, cur) > 1 {
+			return nil, fmt.Errorf("the control plane runs %s and can move at most one minor at a time: list the versions in between in the ClusterClass's spec.kubernetesVersions (or name a GenerateUpgradePlan extension) to chain the upgrade", current)
+		}
 		return []string{target}, nil
 	}
 	lastOfMinor := map[uint64]string{}

@@ -214,6 +214,8 @@ func TestPlan(t *testing.T) {
 		{"v1.30.5", "v1.33.0", []string{"v1.31.0", "v1.31.7", "v1.32.3", "v1.33.0"}, []string{"v1.31.7", "v1.32.3", "v1.33.0"}, ""},
 		{"v1.30.5", "v1.33.0", []string{"v1.31.7", "v1.33.0"}, nil, "lists no v1.32 release"},
 		{"v1.31.0", "v1.30.0", nil, nil, "downgrades are not supported"},
+		{"v1.31.2", "v1.33.0", nil, nil, "the control plane runs v1.31.2 and can move at most one minor at a time"},
+		{"v1.31.2", "v2.0.0", nil, nil, "can move at most one minor at a time"},
 		{"1.30", "v1.31.0", nil, nil, "not a version"},
 	} {
 		t.Run(fmt.Sprintf("%s-%s", tc.from, tc.to), func(t *testing.T) {

@@ -318,3 +318,29 @@ func TestVersionErrorNamesObjectAndField(t *testing.T) {
 	v, _, _ := unstructured.NestedString(e.get(e.cluster("demo").Spec.ControlPlaneRef).Object, "spec", "version")
 	assert.Equal(t, "v1.31.2", v, "nothing moved")
 }
+
+// TestTwoMinorJumpRefused: without kubernetesVersions (or a plan extension) a version two minors
+// ahead, written where no webhook refuses it, does not move the control plane two minors at once:
+// the pass refuses it on TopologyReconciled, naming the Cluster and the field; a valid version
+// afterwards is taken up as usual.
+func TestTwoMinorJumpRefused(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	e.setVersion("demo", "v1.33.0")
+	e.eventually(30*time.Second, "the jump refused", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		return cond != nil && cond.Message == "Cluster "+e.ns+"/demo: spec.topology.version v1.33.0: the control plane runs v1.31.2 and can move at most one minor at a time: "+
+			"list the versions in between in the ClusterClass's spec.kubernetesVersions (or name a GenerateUpgradePlan extension) to chain the upgrade", fmt.Sprint(cond)
+	})
+	cpRef := e.cluster("demo").Spec.ControlPlaneRef
+	v, _, _ := unstructured.NestedString(e.get(cpRef).Object, "spec", "version")
+	assert.Equal(t, "v1.31.2", v, "nothing moved")
+
+	e.setVersion("demo", "v1.32.0")
+	e.eventually(60*time.Second, "the control plane at v1.32.0", func() (bool, string) {
+		v, _, _ := unstructured.NestedString(e.get(cpRef).Object, "status", "version")
+		return v == "v1.32.0", v
+	})
+}
