@@ -26,7 +26,9 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/status"
 )
 
 var (
@@ -235,25 +237,42 @@ func (c *Client) selects(ctx context.Context, cfg *runtimev1.ExtensionConfig, ns
 }
 
 // Discover asks an extension server for its handlers and records them in the ExtensionConfig's
-// status.handlers, named "<handler>.<extensionconfig>" as Cluster API names them. A CA injected
-// from a Secret (InjectCAAnnotation) is copied into the config first.
+// status.handlers, named "<handler>.<extensionconfig>" as Cluster API names them, with the
+// Discovered condition: True, or False (reason DiscoveryFailed, severity Error, "Error in
+// discovery: ...") with the handlers found before kept, as Cluster API's ExtensionConfig
+// controller records a failed discovery. A CA injected from a Secret (InjectCAAnnotation) is
+// copied into the config first.
 func (c *Client) Discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) error {
 	if _, err := c.injectCA(ctx, cfg); err != nil {
 		return err
 	}
+	handlers, err := c.discover(ctx, cfg)
+	cond := status.True(runtimev1.DiscoveredCondition)
+	if err != nil {
+		cond = status.False(runtimev1.DiscoveredCondition, runtimev1.DiscoveryFailedReason, clusterv1.ConditionSeverityError, "Error in discovery: "+err.Error())
+	} else {
+		cfg.Status.Handlers = handlers
+	}
+	if werr := c.writeStatus(ctx, cfg, cond); werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
+// discover runs the Discovery call and returns the handlers with Cluster API's names and defaults.
+func (c *Client) discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) ([]runtimev1.ExtensionHandler, error) {
 	var resp hooksv1.DiscoveryResponse
 	req := map[string]any{"apiVersion": hooksv1.APIVersion, "kind": "DiscoveryRequest"}
 	if len(cfg.Spec.Settings) > 0 {
 		req["settings"] = cfg.Spec.Settings
 	}
 	if err := c.post(ctx, cfg, hooksv1.HandlerPath(hooksv1.Discovery, ""), req, defaultTimeout, &resp); err != nil {
-		return fmt.Errorf("discovery of ExtensionConfig %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("discovery of ExtensionConfig %s: %w", cfg.Name, err)
 	}
 	if resp.Status != hooksv1.ResponseStatusSuccess {
-		return fmt.Errorf("discovery of ExtensionConfig %s failed: %s", cfg.Name, resp.Message)
+		return nil, fmt.Errorf("discovery of ExtensionConfig %s failed: %s", cfg.Name, resp.Message)
 	}
-	handlers := make([]any, 0, len(resp.Handlers))
-	cfg.Status.Handlers = nil
+	var out []runtimev1.ExtensionHandler
 	for _, h := range resp.Handlers {
 		h.Name = h.Name + "." + cfg.Name
 		if h.TimeoutSeconds == nil {
@@ -264,21 +283,40 @@ func (c *Client) Discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) e
 			f := runtimev1.FailurePolicyFail
 			h.FailurePolicy = &f
 		}
-		cfg.Status.Handlers = append(cfg.Status.Handlers, h)
-		handlers = append(handlers, map[string]any{
-			"name":           h.Name,
-			"requestHook":    map[string]any{"apiVersion": h.RequestHook.APIVersion, "hook": h.RequestHook.Hook},
-			"timeoutSeconds": int64(*h.TimeoutSeconds),
-			"failurePolicy":  string(*h.FailurePolicy),
-		})
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// writeStatus applies the ExtensionConfig's status.handlers and the Discovered condition.
+func (c *Client) writeStatus(ctx context.Context, cfg *runtimev1.ExtensionConfig, cond status.Condition) error {
+	handlers := make([]any, 0, len(cfg.Status.Handlers))
+	for _, h := range cfg.Status.Handlers {
+		m := map[string]any{"name": h.Name, "requestHook": map[string]any{"apiVersion": h.RequestHook.APIVersion, "hook": h.RequestHook.Hook}}
+		if h.TimeoutSeconds != nil {
+			m["timeoutSeconds"] = int64(*h.TimeoutSeconds)
+		}
+		if h.FailurePolicy != nil {
+			m["failurePolicy"] = string(*h.FailurePolicy)
+		}
+		handlers = append(handlers, m)
+	}
+	cfg.Status.Conditions = status.Merge(cfg.Status.Conditions, []status.Condition{cond}, time.Now())
+	js, err := json.Marshal(cfg.Status.Conditions)
+	if err != nil {
+		return err
+	}
+	var conditions []any
+	if err := json.Unmarshal(js, &conditions); err != nil {
+		return err
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": runtimev1.GroupVersion.String(), "kind": "ExtensionConfig",
 		"metadata": map[string]any{"name": cfg.Name},
-		"status":   map[string]any{"handlers": handlers},
+		"status":   map[string]any{"handlers": handlers, "conditions": conditions},
 	}}
 	if _, err := c.Kube.ApplyStatus(ctx, obj, "topoflow"); err != nil {
-		return fmt.Errorf("recording the handlers of ExtensionConfig %s: %w", cfg.Name, err)
+		return fmt.Errorf("recording the discovery of ExtensionConfig %s: %w", cfg.Name, err)
 	}
 	return nil
 }

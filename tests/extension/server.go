@@ -56,6 +56,8 @@ type Server struct {
 	blocked map[string]blockUntil
 	respond map[string]Responder
 	calls   []Call
+	// discoveryFailure, when set, is the message of a Failure answer to discovery.
+	discoveryFailure string
 }
 
 // Responder computes the hook-specific part of a successful answer (GeneratePatches items,
@@ -104,6 +106,13 @@ func (s *Server) BlockFor(hook string, d time.Duration, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked[hook] = blockUntil{until: time.Now().Add(d), message: message}
+}
+
+// FailDiscovery makes discovery answer Failure with the message ("" answers again).
+func (s *Server) FailDiscovery(message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.discoveryFailure = message
 }
 
 // SetHooks changes the hooks the server serves (what its next discovery reports).
@@ -161,6 +170,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		resp := hooksv1.DiscoveryResponse{CommonResponse: hooksv1.CommonResponse{Status: hooksv1.ResponseStatusSuccess}}
 		resp.APIVersion, resp.Kind = hooksv1.APIVersion, "DiscoveryResponse"
 		s.mu.Lock()
+		if s.discoveryFailure != "" {
+			resp.Status, resp.Message = hooksv1.ResponseStatusFailure, s.discoveryFailure
+			s.mu.Unlock()
+			_ = json.NewEncoder(w).Encode(resp)
+			return
+		}
 		for _, h := range s.hooks {
 			timeout := int32(5)
 			fp := runtimev1.FailurePolicyFail

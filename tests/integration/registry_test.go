@@ -100,6 +100,32 @@ func TestExtensionDiscovery(t *testing.T) {
 		h := handlers()
 		return len(h) == 2, fmt.Sprint(h)
 	})
+	discovered := func() *clusterv1.Condition {
+		cfg := &runtimev1.ExtensionConfig{}
+		require.NoError(t, kc.GetTyped(e.ctx, extensionConfigs, "", "ext-"+e.ns, cfg))
+		return cfg.Status.Conditions.Get(runtimev1.DiscoveredCondition)
+	}
+	require.NotNil(t, discovered())
+	assert.Equal(t, corev1.ConditionTrue, discovered().Status)
+
+	// A failing discovery is recorded at once (Discovered=False, Cluster API's reason and message),
+	// the handlers found before stay, and discovery is retried until it answers.
+	ext.FailDiscovery("not ready yet")
+	obj.Object["spec"] = map[string]any{"settings": map[string]any{"owner": "integration-test", "revision": "3"}}
+	_, err = kc.Apply(e.ctx, obj, "integration-test-update")
+	require.NoError(t, err)
+	want := "Error in discovery: discovery of ExtensionConfig ext-" + e.ns + " failed: not ready yet"
+	e.eventually(30*time.Second, "the failed discovery recorded", func() (bool, string) {
+		c := discovered()
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == runtimev1.DiscoveryFailedReason &&
+			c.Severity == clusterv1.ConditionSeverityError && c.Message == want, fmt.Sprint(c)
+	})
+	assert.Len(t, handlers(), 2, "the handlers found before stay")
+	ext.FailDiscovery("")
+	e.eventually(30*time.Second, "discovered again once it answers", func() (bool, string) {
+		c := discovered()
+		return c != nil && c.Status == corev1.ConditionTrue, fmt.Sprint(c)
+	})
 }
 
 // TestCAInjection: an ExtensionConfig without a caBundle but with the inject-ca-from-secret

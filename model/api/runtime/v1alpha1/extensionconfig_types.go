@@ -126,3 +126,10 @@ type ExtensionConfigList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ExtensionConfig `json:"items"`
 }
+
+// The Discovered condition of an ExtensionConfig (Cluster API's RuntimeExtensionDiscoveredCondition
+// and DiscoveryFailedReason).
+const (
+	DiscoveredCondition   clusterv1.ConditionType = "Discovered"
+	DiscoveryFailedReason                         = "DiscoveryFailed"
+)
