@@ -118,6 +118,9 @@ func TestPlanWithCurrentObjects(t *testing.T) {
 		got[c.Action] = append(got[c.Action], c.Kind)
 		if c.Action == Rotate {
 			assert.NotEmpty(t, c.Replaces)
+			// Cluster API's reconcileReferencedTemplate names the new template with the pool's
+			// template-name prefix (names.InfrastructureMachineTemplateNamePrefix).
+			assert.Regexp(t, `^demo-md-0-[bcdfghjklmnpqrstvwxz2456789]{5}$`, c.Name)
 			assert.Contains(t, c.Diff, "+      disk: ssd")
 		}
 		if c.Action == Update && c.Kind == "MachineDeployment" {
