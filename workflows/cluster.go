@@ -203,6 +203,10 @@ type clusterRun struct {
 	mem      Memory
 	// nextWait overrides the next wait (a hook's retryAfterSeconds).
 	nextWait time.Duration
+	// hookFailures counts a blocking hook's failures in a row (reset when a hook answers);
+	// hookFailed says the pass just ended on one, so the next wait is a short backoff.
+	hookFailures int
+	hookFailed   bool
 	// pendingWritten is the pending-hooks annotation last written in this run (nil: not yet).
 	pendingWritten []string
 	events         workflow.ReceiveChannel
@@ -573,10 +577,16 @@ func (r *clusterRun) callHook(ctx workflow.Context, hook string) (*activities.Ho
 }
 
 // blocking says whether a blocking hook's answer holds the step, and why. A retryAfterSeconds
-// answer becomes the next wait (an event may end it sooner); a failure is retried at the resync.
+// answer becomes the next wait (an event may end it sooner); a failure is retried after a short
+// backoff (see hookRetry).
 func (r *clusterRun) blocking(hook string, out *activities.HookOutcome) (string, bool) {
+	if len(out.Failed) == 0 {
+		r.hookFailures = 0
+	}
 	switch {
 	case len(out.Failed) > 0:
+		r.hookFailures++
+		r.hookFailed = true
 		return fmt.Sprintf("hook %s failed (%s): %s", hook, strings.Join(out.Failed, ", "), out.Message), true
 	case out.RetryAfterSeconds > 0:
 		r.nextWait = time.Duration(out.RetryAfterSeconds) * time.Second
@@ -743,6 +753,18 @@ func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, 
 	r.pending = r.pending[:0]
 }
 
+// hookRetry is the wait before calling a hook again after its n-th failure in a row: 2s, doubling
+// up to 30s and never past the wait resync. Cluster API requeues a failed hook with its
+// controller's backoff; an extension that is down is not flooded, one that comes back is called
+// again within seconds, not at the next resync.
+func hookRetry(n int, ceiling time.Duration) time.Duration {
+	d := 2 * time.Second
+	for i := 1; i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second, ceiling)
+}
+
 // waitAfter waits as a pass's outcome asks: not at all (again), for an event or the wait resync
 // (waiting; a hook's retryAfterSeconds overrides it), or for an event or settledResync (settled).
 func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settledResync time.Duration) {
@@ -750,9 +772,13 @@ func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settle
 	case again:
 	case waiting:
 		d := r.timing.WaitResync
-		if r.nextWait > 0 {
+		switch {
+		case r.nextWait > 0:
 			d, r.nextWait = r.nextWait, 0
+		case r.hookFailed && workflow.GetVersion(ctx, "hook-failure-backoff", workflow.DefaultVersion, 1) == 1:
+			d = hookRetry(r.hookFailures, d)
 		}
+		r.hookFailed = false
 		r.wait(ctx, r.events, d)
 	default:
 		r.wait(ctx, r.events, settledResync)

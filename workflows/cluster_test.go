@@ -701,3 +701,32 @@ func TestUpgradeStateObserve(t *testing.T) {
 		ControlPlane: "v1.33.1", ControlPlaneTarget: "v1.33.1"}, *u, "the plan and who planned it stay")
 	assert.Equal(t, "v1.31.2 -> v1.32.4 -> [v1.33.1]", u.PlanLine())
 }
+
+// TestHookFailureBackoff: a blocking hook that fails (its extension down) is called again after a
+// short backoff, 2s doubling, not at the 60s wait resync; once it answers it is not called sooner.
+func TestHookFailureBackoff(t *testing.T) {
+	var failed activities.HookOutcome
+	failed.Failed, failed.Message = []string{"create-handler.ext"}, "connection refused"
+	w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true,
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterCreate: {failed, failed, failed, failed}}}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	times := w.hookTimes[hooksv1.BeforeClusterCreate]
+	require.Len(t, times, 5, "failed four times, then passed")
+	var gaps []time.Duration
+	for i := 1; i < len(times); i++ {
+		gaps = append(gaps, times[i].Sub(times[i-1]).Round(time.Second))
+	}
+	assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, gaps)
+	assert.Equal(t, 1, w.workerScope, "created once the hook passed")
+}
+
+func TestHookRetry(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 4: 16 * time.Second, 5: 30 * time.Second, 50: 30 * time.Second} {
+		assert.Equal(t, want, hookRetry(n, time.Minute), "failure %d", n)
+	}
+	assert.Equal(t, 10*time.Second, hookRetry(5, 10*time.Second), "never past the wait resync")
+}
