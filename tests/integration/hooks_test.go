@@ -126,3 +126,31 @@ spec:
 		_ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), "ext-"+e.ns, metav1.DeleteOptions{})
 	})
 }
+
+// TestHookFailureRetriedSoon: a blocking hook whose extension fails (here BeforeClusterCreate
+// answering Failure three times) is called again after a short backoff, not at the wait resync
+// (20 s in the tests): the Cluster is created within seconds of the extension answering again.
+func TestHookFailureRetriedSoon(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ext, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	t.Cleanup(ext.Close)
+	e.registerExtension(ext)
+	fail := extension.Answer{Status: "Failure", Message: "quota service down"}
+	ext.Script(hooksv1.BeforeClusterCreate, fail, fail, fail)
+	start := time.Now()
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.eventually(20*time.Second, "the failure reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		return cond != nil && strings.Contains(cond.Message, "hook BeforeClusterCreate failed") && strings.Contains(cond.Message, "quota service down"), fmt.Sprint(cond)
+	})
+	e.eventually(30*time.Second, "the infrastructure cluster created once the hook passes", func() (bool, string) {
+		n := len(e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simclusters"), ""))
+		return n == 1, fmt.Sprint(n)
+	})
+	calls := ext.Calls(hooksv1.BeforeClusterCreate)
+	require.Len(t, calls, 4, "failed three times, then passed")
+	assert.Less(t, calls[3].At.Sub(start), 25*time.Second, "backoff 2s, 4s, 8s, not 3 x 20s")
+	assert.GreaterOrEqual(t, calls[3].At.Sub(calls[0].At), 6*time.Second, "not a busy loop")
+}
