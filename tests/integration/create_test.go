@@ -319,24 +319,27 @@ func TestProvisioningWaitsForProviders(t *testing.T) {
 	assert.True(t, st.Initialized)
 }
 
-// waitSettled waits until a Cluster's workflow has settled (no pass due but the resync) and the
-// providers have been quiet for a moment, so the next pass needs an event.
+// waitSettled waits until a Cluster's workflow has settled (no pass due but the resync) and has
+// run no pass for 3 seconds, so the next pass needs an event.
 func (e *env) waitSettled(name string) {
 	e.t.Helper()
-	e.eventually(30*time.Second, "workflow settled", func() (bool, string) {
+	step := func() string {
 		v, err := tc.QueryWorkflow(context.Background(), workflows.WorkflowID(e.ns, name), "", workflows.QueryState)
 		if err != nil {
-			return false, err.Error()
+			return err.Error()
 		}
 		var s workflows.State
 		if err := v.Get(&s); err != nil {
-			return false, err.Error()
+			return err.Error()
 		}
-		return s.Step == "settled", s.Step
+		return s.Step
+	}
+	e.eventually(60*time.Second, "workflow settled and quiet", func() (bool, string) {
+		before := e.passes(name)
+		time.Sleep(3 * time.Second)
+		st := step()
+		return st == "settled" && e.passes(name) == before, st
 	})
-	passes := e.passes(name)
-	time.Sleep(3 * time.Second)
-	require.Equal(e.t, passes, e.passes(name), "no pass while settled")
 }
 
 func assertRunning(t *testing.T, id string) {
