@@ -125,7 +125,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	l.scopeTemplates = map[string]bool{}
 	if in.Scope == ScopeControlPlane && l.input.Current.ControlPlane != nil {
 		if ref, err := contract.ObjectRef(l.input.Current.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-			l.scopeTemplates[desired.RefKey(withNamespace(ref, l.cluster.Namespace))] = true
+			l.scopeTemplates[desired.RefKeyIn(ref, l.cluster.Namespace)] = true
 		}
 	}
 	objs, err := state.Objects()
@@ -301,14 +301,6 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	return l, nil, nil
 }
 
-func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {
-	r := ref.DeepCopy()
-	if r.Namespace == "" {
-		r.Namespace = ns
-	}
-	return r
-}
-
 // getIfExists reads the object a reference points at; nil for no reference or an absent object.
 func (a *Activities) getIfExists(ctx context.Context, ref *corev1.ObjectReference, ns, what string) (*unstructured.Unstructured, error) {
 	if ref == nil {
@@ -371,10 +363,8 @@ func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *
 		return err
 	}
 	for _, ms := range sets {
-		for _, p := range []contract.Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
-			if r, err := contract.ObjectRef(&ms, p); err == nil && r != nil {
-				used[desired.RefKey(withNamespace(r, ms.GetNamespace()))] = true
-			}
+		for _, r := range contract.MachineTemplateRefs(&ms) {
+			used[desired.RefKeyIn(r, ms.GetNamespace())] = true
 		}
 	}
 	// The template kinds: the class's, and those current pools use (a class may have changed kind).

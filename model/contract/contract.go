@@ -109,6 +109,18 @@ func ObjectRef(u *unstructured.Unstructured, p Path) (*corev1.ObjectReference, e
 	return ref, nil
 }
 
+// MachineTemplateRefs returns the infrastructure and bootstrap references of an object holding a
+// machine template (spec.template.spec), such as a MachineSet read without its full schema.
+func MachineTemplateRefs(u *unstructured.Unstructured) []*corev1.ObjectReference {
+	var out []*corev1.ObjectReference
+	for _, p := range []Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
+		if r, err := ObjectRef(u, p); err == nil && r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Set sets the value at p, creating parents.
 func Set(u *unstructured.Unstructured, p Path, value any) error {
 	return wrap(u, p, unstructured.SetNestedField(u.Object, value, p...))

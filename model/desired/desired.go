@@ -135,6 +135,14 @@ func RefKey(ref *corev1.ObjectReference) string {
 	return ref.Kind + "/" + ref.Namespace + "/" + ref.Name
 }
 
+// RefKeyIn is the key of a reference whose empty namespace means ns.
+func RefKeyIn(ref *corev1.ObjectReference, ns string) string {
+	if ref.Namespace != "" {
+		ns = ref.Namespace
+	}
+	return ref.Kind + "/" + ns + "/" + ref.Name
+}
+
 // TemplateRef is one template a class references and where.
 type TemplateRef struct {
 	Ref *corev1.ObjectReference

@@ -301,10 +301,8 @@ func Compute(in *Input) (*Result, error) {
 		if c.GetKind() != "MachineSet" {
 			continue
 		}
-		for _, p := range []contract.Path{{"spec", "template", "spec", "infrastructureRef"}, {"spec", "template", "spec", "bootstrap", "configRef"}} {
-			if r, err := contract.ObjectRef(c, p); err == nil && r != nil {
-				usedBySets[r.Kind+"/"+r.Name] = true
-			}
+		for _, r := range contract.MachineTemplateRefs(c) {
+			usedBySets[r.Kind+"/"+r.Name] = true
 		}
 	}
 	var deletes []Change

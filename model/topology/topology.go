@@ -8,8 +8,6 @@ package topology
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -88,7 +86,7 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 	if cp.Exists && res.ControlPlane != target && cp.SpecVersion == res.ControlPlane {
 		state.ControlPlanePending = true
 		if ref, err := contract.ObjectRef(cur.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-			state.Kept = append(state.Kept, desired.RefKey(withNamespace(ref, cur.ControlPlane.GetNamespace())))
+			state.Kept = append(state.Kept, desired.RefKeyIn(ref, cur.ControlPlane.GetNamespace()))
 		}
 	}
 	stable := cp.Exists && cp.StatusVersion != "" && cp.StatusVersion == cp.SpecVersion && cp.SpecVersion == target && res.ControlPlane == target
@@ -103,9 +101,9 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 		case version != target && current.Spec.Template.Spec.Version != nil && *current.Spec.Template.Spec.Version == version:
 			md.Pending = true
 			spec := current.Spec.Template.Spec
-			state.Kept = append(state.Kept, desired.RefKey(withNamespace(&spec.InfrastructureRef, current.Namespace)))
+			state.Kept = append(state.Kept, desired.RefKeyIn(&spec.InfrastructureRef, current.Namespace))
 			if spec.Bootstrap.ConfigRef != nil {
-				state.Kept = append(state.Kept, desired.RefKey(withNamespace(spec.Bootstrap.ConfigRef, current.Namespace)))
+				state.Kept = append(state.Kept, desired.RefKeyIn(spec.Bootstrap.ConfigRef, current.Namespace))
 			}
 		}
 	}
@@ -120,12 +118,4 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 			mp.Pending = true
 		}
 	}
-}
-
-func withNamespace(ref *corev1.ObjectReference, ns string) *corev1.ObjectReference {
-	r := ref.DeepCopy()
-	if r.Namespace == "" {
-		r.Namespace = ns
-	}
-	return r
 }
