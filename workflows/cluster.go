@@ -122,6 +122,8 @@ type State struct {
 	// Upgrade is the upgrade in progress, if any: in a Cluster's workflow only its ID, from and to
 	// (query that workflow for the rest).
 	Upgrade *UpgradeState `json:"upgrade,omitempty"`
+	// LastUpgrade is how the latest upgrade ended: "from -> to: completed", "...: withdrawn: ...".
+	LastUpgrade string `json:"lastUpgrade,omitempty"`
 	// Hooks are the latest lifecycle hook calls, oldest first.
 	Hooks []HookRecord `json:"hooks,omitempty"`
 }
@@ -282,6 +284,10 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	if hooks && r.upgrade != nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade && applied.Upgrade.Target != r.upgrade.To {
 		r.ended = "superseded by an upgrade to " + applied.Upgrade.Target
 		return finished
+	}
+	if hooks && r.upgrade != nil && withdrawn(r.upgrade.To, &applied) &&
+		workflow.GetVersion(ctx, "upgrade-withdrawn", workflow.DefaultVersion, 1) == 1 {
+		return r.withdraw(ctx, applied.Version)
 	}
 	if hooks {
 		if outcome, ok := r.upgradeHooks(ctx, &applied); ok {

@@ -45,7 +45,8 @@ type UpgradeOutput struct {
 	// Workflow is the upgrade's workflow ID.
 	Workflow string `json:"workflow,omitempty"`
 	Memory   Memory `json:"memory"`
-	// Ended says why the upgrade stopped: "completed", "deleting", "gone" or "superseded by ...".
+	// Ended says why the upgrade stopped: "completed", "deleting", "gone", "superseded by ..."
+	// or "withdrawn: ..." (see withdrawn).
 	Ended string `json:"ended"`
 	// Hooks is the upgrade's hook log, which the Cluster's workflow adds to its own.
 	Hooks []HookRecord `json:"hooks,omitempty"`
@@ -260,13 +261,14 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 
 // upgradeEnded takes an upgrade's result (the hook answers, its hook log) into this workflow.
 func (r *clusterRun) upgradeEnded(out *UpgradeOutput, err error) passOutcome {
-	id := r.state.Upgrade.Workflow
+	id, from, to := r.state.Upgrade.Workflow, r.state.Upgrade.From, r.state.Upgrade.To
 	r.state.Upgrade = nil
 	if err != nil {
 		r.state.LastError = "upgrade workflow " + id + ": " + err.Error()
 		return waiting
 	}
 	r.mem = out.Memory
+	r.state.LastUpgrade = from + " -> " + to + ": " + out.Ended
 	r.state.Hooks = appendHooks(r.state.Hooks, out.Hooks...)
 	switch out.Ended {
 	case "gone":
@@ -275,4 +277,24 @@ func (r *clusterRun) upgradeEnded(out *UpgradeOutput, err error) passOutcome {
 		r.pendingWritten = r.mem.pendingHooks() // the upgrade wrote the annotation as it finished
 	}
 	return again
+}
+
+// withdrawn says the upgrade to target is no longer wanted: spec.topology.version names another
+// version and no upgrade is due (the version was set back before any part moved; a newer target
+// that is due supersedes the upgrade instead). A version set back after the control plane moved
+// is a downgrade, refused before this is asked, so nothing has moved when an upgrade is withdrawn.
+func withdrawn(target string, applied *activities.ApplyResult) bool {
+	return applied.Version != target && applied.Version != "" && applied.Upgrade == nil
+}
+
+// withdraw ends a withdrawn upgrade: no hook is called for it any more, and what the hooks let
+// it do is forgotten, so the after-hooks are not owed (the pending-hooks annotation drops them)
+// and asking for the same version again starts over with BeforeClusterUpgrade.
+func (r *clusterRun) withdraw(ctx workflow.Context, now string) passOutcome {
+	r.mem.ApprovedUpgrade, r.mem.ControlPlaneApproved, r.mem.ControlPlaneAcknowledged = "", "", ""
+	r.mem.WorkersApproved, r.mem.WorkersAcknowledged, r.mem.UpgradeCompleted = "", "", ""
+	r.ended = "withdrawn: spec.topology.version is " + now + ", not " + r.upgrade.To + " any more"
+	r.syncPendingHooks(ctx)
+	r.setStep(ctx, "upgrade withdrawn", "")
+	return finished
 }

@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -362,8 +363,12 @@ func (e *env) updateTopology(c *clusterv1.Cluster) {
 		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace},
 		"spec":     map[string]any{"topology": topo},
 	}}
-	if len(c.Annotations) > 0 {
-		obj.SetAnnotations(c.Annotations)
+	// The test's own annotations only: applying topoflow's pending-hooks annotation as the test's
+	// field manager would make the test a co-owner, and topoflow could no longer remove it.
+	ann := maps.Clone(c.Annotations)
+	delete(ann, "runtime.cluster.x-k8s.io/pending-hooks")
+	if len(ann) > 0 {
+		obj.SetAnnotations(ann)
 	}
 	_, err = kc.Apply(e.ctx, obj, "integration-test")
 	require.NoError(e.t, err)

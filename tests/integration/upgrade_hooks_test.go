@@ -292,3 +292,70 @@ func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	_, pending := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
 	assert.False(t, pending)
 }
+
+// TestRevertedUpgradeEnds (#12 item 1): a version bump set back while its upgrade waits for a hook
+// ends that upgrade, first while BeforeClusterUpgrade blocks, then while BeforeControlPlaneUpgrade
+// does (after BeforeClusterUpgrade passed). No further hook is called for it, nothing moves, the
+// after-hooks are not owed, and asking for the version again starts over with BeforeClusterUpgrade.
+func TestRevertedUpgradeEnds(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.32.4")
+
+	revert := func(blocking string) {
+		t.Helper()
+		ext.BlockFor(blocking, 10*time.Minute, "change freeze")
+		e.setVersion("demo", "v1.32.4")
+		e.eventually(60*time.Second, blocking+" called", func() (bool, string) {
+			return len(ext.Calls(blocking)) > 0, strings.Join(hookCalls(ext), ", ")
+		})
+		e.setVersion("demo", "v1.31.2")
+		var out workflows.UpgradeOutput
+		e.eventually(60*time.Second, "the upgrade ended", func() (bool, string) {
+			d, err := tc.DescribeWorkflowExecution(context.Background(), upID, "")
+			if err != nil {
+				return false, err.Error()
+			}
+			st := d.WorkflowExecutionInfo.Status
+			if st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+				return false, st.String()
+			}
+			return tc.GetWorkflow(context.Background(), upID, "").Get(context.Background(), &out) == nil, st.String()
+		})
+		assert.Equal(t, "withdrawn: spec.topology.version is v1.31.2, not v1.32.4 any more", out.Ended)
+		calls := len(ext.Calls(""))
+		e.waitReconciled("demo", 30*time.Second)
+		e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
+			v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
+			return !ok, v
+		})
+		e.eventually(10*time.Second, "starter status shows how the upgrade ended", func() (bool, string) {
+			lines := e.statusLines("demo")
+			return slices.Contains(lines, "Last upgrade v1.31.2 -> v1.32.4: "+out.Ended), strings.Join(lines, "\n")
+		})
+		time.Sleep(3 * time.Second) // longer than the retry the blocking hook asked for at most (resync)
+		assert.Len(t, ext.Calls(""), calls, "no hook called after the upgrade ended: %v", hookCalls(ext)[calls:])
+		for _, l := range e.statusLines("demo") {
+			assert.False(t, strings.HasPrefix(l, "Upgrade "), "no upgrade shown any more: %s", l)
+		}
+	}
+
+	revert(hooksv1.BeforeClusterUpgrade)
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.32.4)"}, folded(hookCalls(ext)))
+
+	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 0, "")
+	revert(hooksv1.BeforeControlPlaneUpgrade)
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.32.4)", "BeforeControlPlaneUpgrade(v1.32.4)"}, folded(hookCalls(ext)),
+		"no after-hook called for an upgrade that never moved anything")
+	for _, tr := range e.sim.Transitions() {
+		assert.Equal(t, "v1.31.2", tr.Version, "nothing moved: %+v", tr)
+	}
+	assert.Equal(t, []string{"Completed", "Completed"}, workflowRuns(t, upID))
+
+	// Asked for again, the upgrade starts over with BeforeClusterUpgrade and completes.
+	ext.BlockFor(hooksv1.BeforeControlPlaneUpgrade, 0, "")
+	before := len(ext.Calls(hooksv1.BeforeClusterUpgrade))
+	e.setVersion("demo", "v1.32.4")
+	e.waitUpgraded(ext, "v1.32.4", 120*time.Second)
+	assert.Greater(t, len(ext.Calls(hooksv1.BeforeClusterUpgrade)), before, "BeforeClusterUpgrade asked again")
+}

@@ -64,6 +64,9 @@ func Print(ctx context.Context, out io.Writer, k *kube.Client, tc client.Client,
 	default:
 		printState(w, s)
 		hooks := s.Hooks
+		if s.LastUpgrade != "" {
+			fmt.Fprintf(w, "Last upgrade\t%s\n", s.LastUpgrade)
+		}
 		if s.Upgrade != nil {
 			fmt.Fprintf(w, "Upgrade\t%s -> %s\n", s.Upgrade.From, s.Upgrade.To)
 			fmt.Fprintf(w, "Upgrade workflow\t%s\n", s.Upgrade.Workflow)
