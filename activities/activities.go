@@ -46,6 +46,8 @@ type Activities struct {
 	ClusterController bool
 	// answers reuses external patch answers within a pass (nil: no reuse).
 	answers *answerCache
+	// hookAnswers gives a retried hook call the answer its earlier attempt received (nil: none).
+	hookAnswers *hookLedger
 }
 
 // New returns the activity set.
@@ -53,7 +55,7 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{Kube: k, Log: log, ClusterController: true, answers: newAnswerCache()}
+	return &Activities{Kube: k, Log: log, ClusterController: true, answers: newAnswerCache(), hookAnswers: newHookLedger()}
 }
 
 func missing(format string, args ...any) error {

@@ -36,7 +36,18 @@ type HookOutcome struct {
 // BeforeClusterDelete, ...) with the Cluster in the request, on every Runtime Extension that
 // registered a handler for it. Transport errors under failurePolicy Fail come back as Failed;
 // the workflow decides what a failure means for its step.
+//
+// A retry of the activity after the extension answered (its completion was lost, as in a
+// Temporal outage) returns that answer without calling again; every call of the activity's
+// attempts carries the same Idempotency-Key header (see runtimeext.WithIdempotencyKey).
 func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookOutcome, error) {
+	key := hookCallKey(ctx)
+	if out, ok := a.hookAnswers.earlier(key); ok {
+		a.Log.InfoContext(ctx, "hook answer taken from an earlier attempt of the same call, not calling again",
+			"cluster", in.Cluster.String(), "hook", in.Hook, "call", key)
+		return &out, nil
+	}
+	ctx = runtimeext.WithIdempotencyKey(ctx, key)
 	cluster, err := a.readCluster(ctx, in.Cluster)
 	if err != nil {
 		if kube.IsNotFound(err) {
@@ -82,7 +93,11 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 		a.Log.InfoContext(ctx, "hook called", "cluster", in.Cluster.String(), "hook", in.Hook, "handler", c.Handler,
 			"status", c.Status, "retryAfterSeconds", c.RetryAfterSeconds, "error", c.Error, "ignored", c.Ignored)
 	}
-	return &HookOutcome{Result: *res}, nil
+	out := HookOutcome{Result: *res}
+	if !res.TransportFailed() {
+		a.hookAnswers.record(key, out) // a call that failed in transport is worth making again
+	}
+	return &out, nil
 }
 
 // PendingHooksInput is the set of after-hooks a Cluster is still owed.

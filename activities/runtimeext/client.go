@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,28 @@ type Result struct {
 	Failed []string `json:"failed,omitempty"`
 	// Message joins the handlers' messages.
 	Message string `json:"message,omitempty"`
+}
+
+// IdempotencyKeyHeader names the request header that carries a hook call's key: the same on
+// every attempt of one call (a retry after the answer was lost), different for every other call.
+// The body stays Cluster API's; an extension that must act once per call can key on the header.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey makes the requests sent with ctx carry key in IdempotencyKeyHeader ("": none).
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+// TransportFailed says a handler's call failed before it answered (transport, HTTP, decoding).
+func (r *Result) TransportFailed() bool {
+	for _, c := range r.Calls {
+		if c.Error != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // registered is one handler of one ExtensionConfig.
@@ -342,6 +365,9 @@ func (c *Client) post(ctx context.Context, cfg *runtimev1.ExtensionConfig, path 
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key, _ := ctx.Value(idempotencyKey{}).(string); key != "" {
+		req.Header.Set(IdempotencyKeyHeader, key)
+	}
 	client, err := httpClient(cfg.Spec.ClientConfig.CABundle)
 	if err != nil {
 		return fmt.Errorf("ExtensionConfig %s: spec.clientConfig.caBundle: %w", cfg.Name, err)
@@ -388,7 +414,23 @@ func baseURL(cfg *runtimev1.ExtensionConfig) (string, error) {
 	return "", fmt.Errorf("ExtensionConfig %s: spec.clientConfig needs url or service", cfg.Name)
 }
 
+// clients holds one HTTP client per CA bundle, so calls to an extension reuse its connections.
+var clients sync.Map // string(caBundle) -> *http.Client
+
+// httpClient returns the client for servers signed by caBundle (the system roots when empty).
 func httpClient(caBundle []byte) (*http.Client, error) {
+	if c, ok := clients.Load(string(caBundle)); ok {
+		return c.(*http.Client), nil
+	}
+	c, err := newHTTPClient(caBundle)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := clients.LoadOrStore(string(caBundle), c)
+	return actual.(*http.Client), nil
+}
+
+func newHTTPClient(caBundle []byte) (*http.Client, error) {
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(caBundle) > 0 {
 		pool := x509.NewCertPool()

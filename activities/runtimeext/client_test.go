@@ -125,3 +125,28 @@ func TestBaseURL(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestIdempotencyKey: requests sent under WithIdempotencyKey carry the key in the header, the same
+// on every attempt; without one, no header. A handler that answered is not a transport failure.
+func TestIdempotencyKey(t *testing.T) {
+	a, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer a.Close()
+	c := &Client{}
+	hs := []registered{handler(config("ext-a", a.URL, a.CABundle), hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail)}
+	ctx := WithIdempotencyKey(context.Background(), "topology/ns/c1@run#7")
+	for range 2 {
+		res := c.callAll(ctx, hs, hooksv1.BeforeClusterCreate, map[string]any{})
+		assert.False(t, res.TransportFailed())
+	}
+	c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, map[string]any{})
+	calls := a.Calls(hooksv1.BeforeClusterCreate)
+	require.Len(t, calls, 3)
+	assert.Equal(t, []string{"topology/ns/c1@run#7", "topology/ns/c1@run#7", ""},
+		[]string{calls[0].IdempotencyKey, calls[1].IdempotencyKey, calls[2].IdempotencyKey})
+
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{HTTPStatus: http.StatusBadGateway})
+	assert.True(t, c.callAll(ctx, hs, hooksv1.BeforeClusterCreate, map[string]any{}).TransportFailed())
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Failure"})
+	assert.False(t, c.callAll(ctx, hs, hooksv1.BeforeClusterCreate, map[string]any{}).TransportFailed(), "a Failure is an answer")
+}

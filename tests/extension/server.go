@@ -42,6 +42,8 @@ type Call struct {
 	Settings               map[string]string
 	// Body is the whole request.
 	Body map[string]any
+	// IdempotencyKey is the request's Idempotency-Key header.
+	IdempotencyKey string
 }
 
 // Server is a running test extension.
@@ -204,7 +206,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown handler "+r.URL.Path+" for "+body.Kind, http.StatusNotFound)
 		return
 	}
-	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings, Body: full})
+	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings, Body: full, IdempotencyKey: r.Header.Get("Idempotency-Key")})
 	a := Answer{Status: string(hooksv1.ResponseStatusSuccess)}
 	if q := s.answers[hook]; len(q) > 0 {
 		a, s.answers[hook] = q[0], q[1:]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,3 +204,40 @@ func TestTemporalRestartMidUpgrade(t *testing.T) { upgradeThroughOutage(t, "temp
 // TestAPIServerOutageMidUpgrade: the kube-apiserver goes away mid-upgrade; activities retry, the
 // watches resume, and the upgrade goes on.
 func TestAPIServerOutageMidUpgrade(t *testing.T) { upgradeThroughOutage(t, "kube-apiserver") }
+
+// TestHookAnswerSurvivesTemporalOutage (#12 item 6): Temporal goes away while the extension is
+// answering BeforeClusterUpgrade, and stays away longer than the activity's heartbeat timeout, so
+// the attempt that received the answer cannot report it and Temporal retries the activity. The
+// retry takes the answer the worker already received: the extension is called once, and the
+// upgrade goes on when Temporal is back.
+func TestHookAnswerSurvivesTemporalOutage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
+	stopped := make(chan time.Time, 1)
+	var once sync.Once
+	ext.Respond(hooksv1.BeforeClusterUpgrade, func(map[string]any) map[string]any {
+		once.Do(func() {
+			// Stop Temporal before the answer leaves: the attempt's completion is lost.
+			stopped <- time.Now()
+			out, err := exec.Command(repoFile("deploy/stack/stop.sh"), "temporal").CombinedOutput()
+			assert.NoError(t, err, "%s", out)
+		})
+		return nil
+	})
+	e.setVersion("demo", "v1.32.4")
+	var down time.Time
+	select {
+	case down = <-stopped:
+	case <-time.After(60 * time.Second):
+		t.Fatal("BeforeClusterUpgrade not called")
+	}
+	time.Sleep(time.Until(down.Add(25 * time.Second))) // past the heartbeat timeout (20s)
+	out, err := exec.Command(repoFile("deploy/stack/up.sh")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	e.waitUpgraded(ext, "v1.32.4", 150*time.Second)
+	calls := ext.Calls(hooksv1.BeforeClusterUpgrade)
+	require.Equal(t, 1, len(calls), "BeforeClusterUpgrade called once: %v", hookCalls(ext))
+	assert.NotEmpty(t, calls[0].IdempotencyKey)
+	e.waitReconciled("demo", 60*time.Second)
+}
