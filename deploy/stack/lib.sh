@@ -4,11 +4,11 @@
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 STACK="${TOPOFLOW_STACK:-dev}"
-if [[ "$STACK" == "test" ]]; then
-  _off=10000
-else
-  _off=0
-fi
+case "$STACK" in
+  test) _off=10000 ;;
+  soak) _off=20000 ;;
+  *) _off=0 ;;
+esac
 STACK_DIR="${TOPOFLOW_STACK_DIR:-$root/.stack/$STACK}"
 ETCD_PORT="${TOPOFLOW_ETCD_PORT:-$((12379 + _off))}"
 ETCD_PEER_PORT="${TOPOFLOW_ETCD_PEER_PORT:-$((12380 + _off))}"

@@ -9,8 +9,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -19,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
@@ -44,6 +48,25 @@ type Call struct {
 	Body map[string]any
 	// IdempotencyKey is the request's Idempotency-Key header.
 	IdempotencyKey string
+	// Status and RetryAfterSeconds are the answer sent; Late says it was sent after a delay
+	// (Answer.Delay or SlowFor), Dropped that the connection was dropped instead (DownFor).
+	Status            string
+	RetryAfterSeconds int32
+	Late, Dropped     bool
+}
+
+// Version is the Kubernetes version the call is about ("" for hooks without one).
+func (c Call) Version() string {
+	if v, _ := c.Body["kubernetesVersion"].(string); v != "" {
+		return v
+	}
+	v, _ := c.Body["toKubernetesVersion"].(string)
+	return v
+}
+
+// Passed says the call's answer let the step go on (and reached the caller in time).
+func (c Call) Passed() bool {
+	return !c.Late && !c.Dropped && c.Status == string(hooksv1.ResponseStatusSuccess) && c.RetryAfterSeconds == 0
 }
 
 // Server is a running test extension.
@@ -60,6 +83,42 @@ type Server struct {
 	calls   []Call
 	// discoveryFailure, when set, is the message of a Failure answer to discovery.
 	discoveryFailure string
+	// downUntil and slowUntil are fault windows (DownFor, SlowFor); slowDelay the delay then.
+	downUntil, slowUntil time.Time
+	slowDelay            time.Duration
+	// blockFirst makes the first call of a hook per Cluster and version answer "retry"
+	// (BlockFirstCall); firstSeen holds the keys already blocked.
+	blockFirst map[string]blockFirst
+	firstSeen  map[string]bool
+}
+
+type blockFirst struct {
+	retryAfter int32
+	message    string
+}
+
+// DownFor makes the server drop every connection for d, as a crashed extension does.
+func (s *Server) DownFor(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.downUntil = time.Now().Add(d)
+}
+
+// SlowFor makes every answer wait delay for d (past the caller's timeout, when delay is longer).
+func (s *Server) SlowFor(d, delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowUntil, s.slowDelay = time.Now().Add(d), delay
+}
+
+// BlockFirstCall makes the first call of each hook per Cluster and version answer "retry in
+// retryAfter seconds" with message; later calls answer as usual.
+func (s *Server) BlockFirstCall(retryAfter int32, message string, hooks ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hooks {
+		s.blockFirst[h] = blockFirst{retryAfter: retryAfter, message: message}
+	}
 }
 
 // Responder computes the hook-specific part of a successful answer (GeneratePatches items,
@@ -77,7 +136,8 @@ func Start(hooks ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{}, respond: map[string]Responder{}}
+	s := &Server{CABundle: caPEM, hooks: hooks, answers: map[string][]Answer{}, blocked: map[string]blockUntil{}, respond: map[string]Responder{},
+		blockFirst: map[string]blockFirst{}, firstSeen: map[string]bool{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	s.srv.StartTLS()
@@ -206,13 +266,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown handler "+r.URL.Path+" for "+body.Kind, http.StatusNotFound)
 		return
 	}
-	s.calls = append(s.calls, Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings, Body: full, IdempotencyKey: r.Header.Get("Idempotency-Key")})
+	call := Call{Hook: hook, Handler: parts[1], Cluster: body.Cluster.Metadata.Namespace + "/" + body.Cluster.Metadata.Name, At: time.Now(), Settings: body.Settings, Body: full, IdempotencyKey: r.Header.Get("Idempotency-Key")}
+	idx := len(s.calls)
+	if time.Now().Before(s.downUntil) {
+		call.Dropped = true
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+		dropConnection(w)
+		return
+	}
+	s.calls = append(s.calls, call)
 	a := Answer{Status: string(hooksv1.ResponseStatusSuccess)}
+	first := hook + "|" + call.Cluster + "|" + call.Version()
 	if q := s.answers[hook]; len(q) > 0 {
 		a, s.answers[hook] = q[0], q[1:]
 	} else if b, ok := s.blocked[hook]; ok && time.Now().Before(b.until) {
 		secs := int32(time.Until(b.until).Seconds() + 0.999)
 		a = Answer{RetryAfterSeconds: max(secs, 1), Message: b.message}
+	} else if b, ok := s.blockFirst[hook]; ok && !s.firstSeen[first] {
+		s.firstSeen[first] = true
+		a = Answer{RetryAfterSeconds: b.retryAfter, Message: b.message}
+	}
+	if time.Now().Before(s.slowUntil) {
+		a.Delay = max(a.Delay, s.slowDelay)
+	}
+	if a.Status == "" {
+		a.Status = string(hooksv1.ResponseStatusSuccess)
+	}
+	s.calls[idx].Status, s.calls[idx].RetryAfterSeconds, s.calls[idx].Late = a.Status, a.RetryAfterSeconds, a.Delay > 0
+	if a.HTTPStatus != 0 && a.HTTPStatus != http.StatusOK {
+		s.calls[idx].Status = fmt.Sprintf("HTTP %d", a.HTTPStatus)
 	}
 	responder := s.respond[hook]
 	s.mu.Unlock()
@@ -284,4 +367,35 @@ func certificates() ([]byte, tls.Certificate, error) {
 		return nil, tls.Certificate{}, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert, nil
+}
+
+// dropConnection closes the connection without an answer, as a server that died mid-request.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// Config is an ExtensionConfig registering the server under name for the namespaces labelled
+// selectorKey=selectorValue, with the given settings (none when nil).
+func (s *Server) Config(name, selectorKey, selectorValue string, settings map[string]string) *unstructured.Unstructured {
+	spec := map[string]any{
+		"clientConfig":      map[string]any{"url": s.URL, "caBundle": base64.StdEncoding.EncodeToString(s.CABundle)},
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{selectorKey: selectorValue}},
+	}
+	if settings != nil {
+		m := map[string]any{}
+		for k, v := range settings {
+			m[k] = v
+		}
+		spec["settings"] = m
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}}
 }

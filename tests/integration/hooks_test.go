@@ -18,7 +18,6 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/extension"
 )
@@ -103,24 +102,7 @@ func (e *env) registerExtension(ext *extension.Server) {
 	_, err := kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Apply(e.ctx, e.ns, nsObj,
 		metav1.ApplyOptions{FieldManager: "integration-test", Force: true})
 	require.NoError(e.t, err)
-	cfg := fmt.Sprintf(`
-apiVersion: runtime.cluster.x-k8s.io/v1alpha1
-kind: ExtensionConfig
-metadata:
-  name: ext-%s
-spec:
-  clientConfig:
-    url: %s
-    caBundle: %s
-  namespaceSelector:
-    matchLabels:
-      topoflow.dev/test: %s
-  settings:
-    owner: integration-test
-`, e.ns, ext.URL, b64(ext.CABundle), e.ns)
-	docs, err := decode.Documents(strings.NewReader(cfg))
-	require.NoError(e.t, err)
-	_, err = kc.Apply(e.ctx, docs[0], "integration-test")
+	_, err = kc.Apply(e.ctx, ext.Config("ext-"+e.ns, "topoflow.dev/test", e.ns, map[string]string{"owner": "integration-test"}), "integration-test")
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() {
 		_ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), "ext-"+e.ns, metav1.DeleteOptions{})
