@@ -29,6 +29,8 @@ func run() error {
 	var f setup.Flags
 	f.Register(flag.CommandLine)
 	taskQueue := flag.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
+	var wh webhookFlags
+	wh.register(flag.CommandLine)
 	flag.Parse()
 	log := f.Logger()
 
@@ -51,7 +53,12 @@ func run() error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting worker: %w", err)
 	}
+	defer w.Stop()
+	if wh.addr != "" {
+		// The webhooks run as long as the worker; if they cannot serve, the worker stops too, so
+		// its supervisor restarts it rather than leaving admission (failurePolicy Fail) broken.
+		return wh.serve(ctx, conn.Kube, acts, log)
+	}
 	<-ctx.Done()
-	w.Stop()
 	return nil
 }

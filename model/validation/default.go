@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/variables"
 )
 
 // DefaultCluster applies the defaults Cluster API's Cluster webhook applies (webhooks.Cluster.Default),
@@ -48,6 +52,94 @@ func DefaultCluster(c *clusterv1.Cluster) error {
 		for i := range topo.Workers.MachineDeployments {
 			remediationNamespace(topo.Workers.MachineDeployments[i].MachineHealthCheck)
 		}
+	}
+	return nil
+}
+
+// DefaultClusterClass applies the defaults Cluster API's ClusterClass webhook applies
+// (webhooks.ClusterClass.Default): every template and remediation reference without a namespace
+// gets the class's.
+func DefaultClusterClass(class *clusterv1.ClusterClass) {
+	ns := class.Namespace
+	set := func(r *corev1.ObjectReference) {
+		if r != nil && r.Namespace == "" {
+			r.Namespace = ns
+		}
+	}
+	s := &class.Spec
+	if s.Infrastructure != nil {
+		set(s.Infrastructure.Ref)
+	}
+	set(s.ControlPlane.Ref)
+	if s.ControlPlane.MachineInfrastructure != nil {
+		set(s.ControlPlane.MachineInfrastructure.Ref)
+	}
+	if s.ControlPlane.MachineHealthCheck != nil {
+		set(s.ControlPlane.MachineHealthCheck.RemediationTemplate)
+	}
+	for i := range s.Workers.MachineDeployments {
+		md := &s.Workers.MachineDeployments[i]
+		set(md.Template.Bootstrap.Ref)
+		set(md.Template.Infrastructure.Ref)
+		if md.MachineHealthCheck != nil {
+			set(md.MachineHealthCheck.RemediationTemplate)
+		}
+	}
+	for i := range s.Workers.MachinePools {
+		set(s.Workers.MachinePools[i].Template.Bootstrap.Ref)
+		set(s.Workers.MachinePools[i].Template.Infrastructure.Ref)
+	}
+}
+
+// DefaultVariables writes the class's variable defaults into the Cluster's topology, as Cluster
+// API's Cluster webhook does (Default, through DefaultAndValidateVariables): a variable the Cluster
+// does not set gets its default value, and nested defaults fill the values and the overrides it
+// sets. Errors name the field; the Cluster is then left as it was.
+func DefaultVariables(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field.ErrorList {
+	topo := c.Spec.Topology
+	if topo == nil || class == nil {
+		return nil
+	}
+	tp := field.NewPath("spec", "topology")
+	defs, err := variables.Definitions(class)
+	if err != nil {
+		return field.ErrorList{field.Invalid(tp.Child("class"), topo.Class, err.Error())}
+	}
+	cache := variables.NewCache(defs)
+	values, errs := cache.Default(topo.Variables, tp.Child("variables"))
+	// Each set of overrides the Cluster has, with its field path.
+	type overrides struct {
+		vs *[]clusterv1.ClusterVariable
+		p  *field.Path
+	}
+	var all []overrides
+	if v := topo.ControlPlane.Variables; v != nil {
+		all = append(all, overrides{&v.Overrides, tp.Child("controlPlane", "variables", "overrides")})
+	}
+	if w := topo.Workers; w != nil {
+		for i := range w.MachineDeployments {
+			if v := w.MachineDeployments[i].Variables; v != nil {
+				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")})
+			}
+		}
+		for i := range w.MachinePools {
+			if v := w.MachinePools[i].Variables; v != nil {
+				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides")})
+			}
+		}
+	}
+	defaulted := make([][]clusterv1.ClusterVariable, len(all))
+	for i, o := range all {
+		var derrs field.ErrorList
+		defaulted[i], derrs = cache.DefaultOverrides(*o.vs, o.p)
+		errs = append(errs, derrs...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	topo.Variables = values
+	for i, o := range all {
+		*o.vs = defaulted[i]
 	}
 	return nil
 }

@@ -62,3 +62,37 @@ func TestDefaultCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultClusterClass follows webhooks.ClusterClass.Default: references without a namespace
+// get the class's, others are kept.
+func TestDefaultClusterClass(t *testing.T) {
+	class, _ := sample(t)
+	class.Namespace = "team-a"
+	class.Spec.ControlPlane.Ref.Namespace = ""
+	class.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Namespace = ""
+	class.Spec.Workers.MachinePools[0].Template.Bootstrap.Ref.Namespace = "elsewhere"
+	DefaultClusterClass(class)
+	assert.Equal(t, "team-a", class.Spec.ControlPlane.Ref.Namespace)
+	assert.Equal(t, "team-a", class.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Namespace)
+	assert.Equal(t, "elsewhere", class.Spec.Workers.MachinePools[0].Template.Bootstrap.Ref.Namespace)
+}
+
+// TestDefaultVariables follows Cluster API's Cluster webhook defaulting (DefaultAndValidateVariables):
+// variables the Cluster leaves out get the class's defaults in spec.topology.variables, and doing
+// it again changes nothing.
+func TestDefaultVariables(t *testing.T) {
+	class, cluster := sample(t)
+	require.Empty(t, DefaultVariables(cluster, class))
+	got := map[string]string{}
+	for _, v := range cluster.Spec.Topology.Variables {
+		got[v.Name] = string(v.Value.Raw)
+	}
+	assert.Equal(t, `"sim-west-2"`, got["region"], "set by the Cluster, kept")
+	assert.Equal(t, `"registry.k8s.io"`, got["imageRepository"], "the class's default written in")
+	assert.Equal(t, `"sim.medium"`, got["workerInstanceType"])
+
+	before := cluster.DeepCopy()
+	assert.Empty(t, DefaultVariables(cluster, class), "defaulting twice changes nothing")
+	assert.Equal(t, before, cluster)
+
+}

@@ -1,9 +1,6 @@
 package validation
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,27 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/deploy/samples"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/decode"
 )
 
 func sample(t *testing.T) (*clusterv1.ClusterClass, *clusterv1.Cluster) {
 	t.Helper()
-	class, cluster := &clusterv1.ClusterClass{}, &clusterv1.Cluster{}
-	for _, f := range []string{"clusterclass.yaml", "cluster.yaml"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "samples", f))
-		require.NoError(t, err)
-		docs, err := decode.Documents(bytes.NewReader(data))
-		require.NoError(t, err)
-		for _, d := range docs {
-			switch d.GetKind() {
-			case "ClusterClass":
-				require.NoError(t, decode.FromUnstructured(d, class))
-			case "Cluster":
-				require.NoError(t, decode.FromUnstructured(d, cluster))
-			}
-		}
-	}
+	class, cluster, err := samples.Typed()
+	require.NoError(t, err)
 	return class, cluster
 }
 

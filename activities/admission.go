@@ -1,0 +1,78 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// The reads topoflow's admission webhooks make (see internal/admission): the same objects
+// Cluster API's webhooks read, from the API server, without changing anything.
+
+// ClassOf reads the ClusterClass a Cluster names (nil, nil when it does not exist).
+func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
+	if c.Spec.Topology == nil || c.Spec.Topology.Class == "" {
+		return nil, nil
+	}
+	class := &clusterv1.ClusterClass{}
+	ns := c.ClassNamespace()
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ns, c.Spec.Topology.Class, class); err != nil {
+		if kube.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", ns, c.Spec.Topology.Class, err)
+	}
+	return class, nil
+}
+
+// RunningState reads what a Cluster runs now (its control plane and pools) as the upgrade input,
+// for the checks of a version change against it (validation.VersionAgainstRunning).
+func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error) {
+	cp, err := a.getIfExists(ctx, c.Spec.ControlPlaneRef, c.Namespace, "control plane")
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, c)
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, c)
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	byMD := map[string]*clusterv1.MachineDeployment{}
+	for i := range mds {
+		byMD[mds[i].Labels[labels.MachineDeploymentName]] = &mds[i]
+	}
+	byMP := map[string]*clusterv1.MachinePool{}
+	for i := range mps {
+		byMP[mps[i].Labels[labels.MachinePoolName]] = &mps[i]
+	}
+	return upgrade.InputFrom(c, class, cp, byMD, byMP)
+}
+
+// ClustersUsing lists the Clusters, in every namespace, whose topology names the class.
+func (a *Activities) ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
+	list, err := a.Kube.Dynamic.Resource(kube.Clusters).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Clusters: %w", err)
+	}
+	var out []clusterv1.Cluster
+	for i := range list.Items {
+		c := clusterv1.Cluster{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &c); err != nil {
+			continue // a Cluster that cannot be read cannot be using the class as far as we know
+		}
+		if c.Spec.Topology != nil && c.Spec.Topology.Class == class.Name && c.ClassNamespace() == class.Namespace {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

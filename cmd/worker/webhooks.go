@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/admission"
+	"github.com/topoflow/topoflow/internal/selfsigned"
+)
+
+// webhookFlags configure the admission webhooks the worker serves (off unless --webhook-addr).
+type webhookFlags struct {
+	addr, certDir, registerURL string
+	selfSigned                 bool
+}
+
+func (f *webhookFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "webhook-addr", "", "serve the Cluster and ClusterClass admission webhooks on this address (e.g. :9443); off when empty")
+	fs.StringVar(&f.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhooks' tls.crt and tls.key (re-read when they change)")
+	fs.BoolVar(&f.selfSigned, "webhook-self-signed", false, "create a CA and a certificate for 127.0.0.1 in --webhook-cert-dir when it has none (local stack)")
+	fs.StringVar(&f.registerURL, "webhook-register-url", "", "register the webhook configurations with this base URL and the cert dir's ca.crt (local stack; in a cluster the deploy/ manifests register them)")
+}
+
+func (f *webhookFlags) serve(ctx context.Context, kc *kube.Client, acts *activities.Activities, log *slog.Logger) error {
+	if f.selfSigned {
+		if _, err := selfsigned.WriteDir(f.certDir, "127.0.0.1", "localhost"); err != nil {
+			return fmt.Errorf("--webhook-self-signed: %w", err)
+		}
+	}
+	if f.registerURL != "" {
+		ca, err := readCA(f.certDir)
+		if err != nil {
+			return err
+		}
+		url := f.registerURL
+		m, v := admission.Configurations(admissionregv1.WebhookClientConfig{URL: &url, CABundle: ca}, nil, "")
+		if err := admission.Register(ctx, kc, m, v); err != nil {
+			return err
+		}
+		log.Info("admission webhooks registered", "url", url)
+	}
+	srv := &admission.Server{Reads: acts, Log: log}
+	return admission.Serve(ctx, f.addr, f.certDir, srv.Handler(), log)
+}
+
+func readCA(dir string) ([]byte, error) {
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-register-url needs the CA in --webhook-cert-dir: %w", err)
+	}
+	return ca, nil
+}

@@ -1,0 +1,273 @@
+// Package admission serves topoflow's admission webhooks for Cluster and ClusterClass, in place
+// of Cluster API's: defaulting (mutating) and validation with the old object (validating), with
+// the rules of model/validation and their field-named messages, so `kubectl apply` of bad input
+// fails at once. The paths are Cluster API's own, so its webhook configurations fit unchanged.
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/upgrade"
+	"github.com/topoflow/topoflow/model/validation"
+)
+
+// Paths the webhooks are served at (Cluster API's).
+const (
+	PathMutateCluster        = "/mutate-cluster-x-k8s-io-v1beta1-cluster"
+	PathValidateCluster      = "/validate-cluster-x-k8s-io-v1beta1-cluster"
+	PathMutateClusterClass   = "/mutate-cluster-x-k8s-io-v1beta1-clusterclass"
+	PathValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta1-clusterclass"
+)
+
+// Reader is what the webhooks read from the API server (activities.Activities implements it).
+type Reader interface {
+	// ClassOf returns the Cluster's ClusterClass, nil when it does not exist.
+	ClassOf(ctx context.Context, c *clusterv1.Cluster) (*clusterv1.ClusterClass, error)
+	// RunningState is what the Cluster's control plane and pools run now.
+	RunningState(ctx context.Context, c *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error)
+	// ClustersUsing lists the Clusters whose topology names the class.
+	ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error)
+}
+
+// Server answers AdmissionReview requests.
+type Server struct {
+	Reads Reader
+	Log   *slog.Logger
+}
+
+var (
+	clusterKind      = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "Cluster"}
+	clusterClassKind = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "ClusterClass"}
+)
+
+// Handler routes the four webhooks, plus /healthz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(PathMutateCluster, s.review(s.mutateCluster))
+	mux.HandleFunc(PathValidateCluster, s.review(s.validateCluster))
+	mux.HandleFunc(PathMutateClusterClass, s.review(s.mutateClusterClass))
+	mux.HandleFunc(PathValidateClusterClass, s.review(s.validateClusterClass))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	return mux
+}
+
+type reviewFunc func(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
+
+// review decodes an AdmissionReview, runs fn and writes its answer with the request's UID.
+func (s *Server) review(fn reviewFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
+			return
+		}
+		var in admissionv1.AdmissionReview
+		if err := json.NewDecoder(io.LimitReader(r.Body, 8<<20)).Decode(&in); err != nil || in.Request == nil {
+			http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+			return
+		}
+		resp := fn(r.Context(), in.Request)
+		resp.UID = in.Request.UID
+		if !resp.Allowed && s.Log != nil {
+			s.Log.InfoContext(r.Context(), "admission refused", "path", r.URL.Path, "operation", in.Request.Operation,
+				"namespace", in.Request.Namespace, "name", in.Request.Name, "reason", resp.Result.Message)
+		}
+		out := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Response: resp}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}
+}
+
+func allowed(warnings ...string) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Allowed: true, Warnings: warnings}
+}
+
+func denied(err *apierrors.StatusError) *admissionv1.AdmissionResponse {
+	st := err.ErrStatus
+	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
+}
+
+func invalid(kind schema.GroupKind, name string, errs field.ErrorList) *admissionv1.AdmissionResponse {
+	return denied(apierrors.NewInvalid(kind, name, errs))
+}
+
+func badRequest(format string, args ...any) *admissionv1.AdmissionResponse {
+	return denied(apierrors.NewBadRequest(fmt.Sprintf(format, args...)))
+}
+
+// decodeObject reads an object leniently: a field this version of topoflow does not know is ignored,
+// as the API server's schema would have pruned or kept it.
+func decodeObject[T any](raw []byte) (*T, error) {
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mutateCluster applies the Cluster webhook's defaults (validation.DefaultCluster, and the
+// class's variable defaults when the class exists) as a JSON patch.
+func (s *Server) mutateCluster(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation == admissionv1.Delete {
+		return allowed()
+	}
+	c, err := decodeObject[clusterv1.Cluster](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the Cluster: %v", err)
+	}
+	if c.Spec.Topology != nil && c.Spec.Topology.Class == "" {
+		return invalid(clusterKind, c.Name, field.ErrorList{field.Required(field.NewPath("spec", "topology", "class"), "class cannot be empty")})
+	}
+	if err := validation.DefaultCluster(c); err != nil {
+		return badRequest("%v", err)
+	}
+	if c.Spec.Topology != nil {
+		class, err := s.Reads.ClassOf(ctx, c)
+		if err != nil {
+			return denied(apierrors.NewInternalError(fmt.Errorf("Cluster %s cannot be defaulted: %w", c.Name, err)))
+		}
+		// A class that does not exist yet leaves the variables as they are (Cluster API's too).
+		if errs := validation.DefaultVariables(c, class); len(errs) > 0 {
+			return invalid(clusterKind, c.Name, errs)
+		}
+	}
+	return patched(req.Object.Raw, "spec", c.Spec)
+}
+
+// validateCluster checks a Cluster on create and update (with the old object), against its
+// class, the old class on a rebase, and what runs now when the version changes.
+func (s *Server) validateCluster(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation == admissionv1.Delete {
+		return allowed()
+	}
+	c, err := decodeObject[clusterv1.Cluster](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the Cluster: %v", err)
+	}
+	var old *clusterv1.Cluster
+	if req.Operation == admissionv1.Update {
+		if old, err = decodeObject[clusterv1.Cluster](req.OldObject.Raw); err != nil {
+			return badRequest("decoding the old Cluster: %v", err)
+		}
+		if err := validation.DefaultCluster(old); err != nil {
+			return badRequest("%v", err)
+		}
+	}
+	if err := validation.DefaultCluster(c); err != nil {
+		return badRequest("%v", err)
+	}
+	var warnings []string
+	var class, oldClass *clusterv1.ClusterClass
+	classPath := field.NewPath("spec", "topology", "class")
+	if c.Spec.Topology != nil {
+		if class, err = s.Reads.ClassOf(ctx, c); err != nil {
+			return invalid(clusterKind, c.Name, field.ErrorList{field.InternalError(classPath, err)})
+		}
+		if class == nil {
+			if old != nil && old.Spec.Topology != nil {
+				// An update needs the class (Cluster API's rule): nothing can be checked without it.
+				return invalid(clusterKind, c.Name, field.ErrorList{field.Invalid(classPath, c.Spec.Topology.Class,
+					fmt.Sprintf("ClusterClass %s/%s not found", c.ClassNamespace(), c.Spec.Topology.Class))})
+			}
+			warnings = append(warnings, fmt.Sprintf("Cluster refers to ClusterClass %s/%s, but this ClusterClass does not exist. "+
+				"Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster", c.ClassNamespace(), c.Spec.Topology.Class))
+		}
+		if old != nil && old.Spec.Topology != nil && old.Spec.Topology.Class != c.Spec.Topology.Class {
+			if oldClass, err = s.Reads.ClassOf(ctx, old); err != nil {
+				return invalid(clusterKind, c.Name, field.ErrorList{field.InternalError(classPath, err)})
+			}
+		}
+	}
+	errs := validation.Cluster(c, old, class, oldClass)
+	if len(errs) == 0 && class != nil && old != nil && old.Spec.Topology != nil && old.Spec.Topology.Version != c.Spec.Topology.Version {
+		running, err := s.Reads.RunningState(ctx, old, class)
+		if err != nil {
+			return invalid(clusterKind, c.Name, field.ErrorList{field.InternalError(field.NewPath("spec", "topology", "version"), err)})
+		}
+		errs = append(errs, validation.VersionAgainstRunning(c, old, running)...)
+	}
+	if len(errs) > 0 {
+		r := invalid(clusterKind, c.Name, errs)
+		r.Warnings = warnings
+		return r
+	}
+	return allowed(warnings...)
+}
+
+// mutateClusterClass applies the ClusterClass webhook's defaults (reference namespaces).
+func (s *Server) mutateClusterClass(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation == admissionv1.Delete {
+		return allowed()
+	}
+	class, err := decodeObject[clusterv1.ClusterClass](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the ClusterClass: %v", err)
+	}
+	validation.DefaultClusterClass(class)
+	return patched(req.Object.Raw, "spec", class.Spec)
+}
+
+// validateClusterClass checks a ClusterClass on create and update (with the Clusters using it,
+// which must stay valid), and refuses to delete one that Clusters use.
+func (s *Server) validateClusterClass(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation == admissionv1.Delete {
+		class, err := decodeObject[clusterv1.ClusterClass](req.OldObject.Raw)
+		if err != nil {
+			return badRequest("decoding the ClusterClass: %v", err)
+		}
+		clusters, err := s.Reads.ClustersUsing(ctx, class)
+		if err != nil {
+			return denied(apierrors.NewInternalError(fmt.Errorf("could not retrieve Clusters using ClusterClass: %w", err)))
+		}
+		if len(clusters) > 0 {
+			return denied(apierrors.NewForbidden(clusterv1.GroupVersion.WithResource("clusterclasses").GroupResource(), class.Name,
+				fmt.Errorf("ClusterClass cannot be deleted because it is used by Cluster(s): %s", clusterList(clusters, 3))))
+		}
+		return allowed()
+	}
+	class, err := decodeObject[clusterv1.ClusterClass](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the ClusterClass: %v", err)
+	}
+	validation.DefaultClusterClass(class)
+	var old *clusterv1.ClusterClass
+	var clusters []clusterv1.Cluster
+	if req.Operation == admissionv1.Update {
+		if old, err = decodeObject[clusterv1.ClusterClass](req.OldObject.Raw); err != nil {
+			return badRequest("decoding the old ClusterClass: %v", err)
+		}
+		validation.DefaultClusterClass(old)
+		if clusters, err = s.Reads.ClustersUsing(ctx, class); err != nil {
+			return denied(apierrors.NewInternalError(fmt.Errorf("could not retrieve Clusters using ClusterClass: %w", err)))
+		}
+	}
+	if errs := validation.ClusterClass(class, old, clusters); len(errs) > 0 {
+		return invalid(clusterClassKind, class.Name, errs)
+	}
+	return allowed()
+}
+
+// clusterList names at most max Clusters, then how many more.
+func clusterList(cs []clusterv1.Cluster, max int) string {
+	var names []string
+	for i, c := range cs {
+		if i == max {
+			names = append(names, fmt.Sprintf("... (%d more)", len(cs)-max))
+			break
+		}
+		names = append(names, c.Namespace+"/"+c.Name)
+	}
+	return strings.Join(names, ", ")
+}

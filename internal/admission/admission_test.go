@@ -1,0 +1,186 @@
+package admission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/topoflow/topoflow/deploy/samples"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// fakeReads answers the webhooks' reads from pure inputs.
+type fakeReads struct {
+	class    *clusterv1.ClusterClass
+	running  upgrade.Input
+	clusters []clusterv1.Cluster
+}
+
+func (f *fakeReads) ClassOf(context.Context, *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
+	return f.class, nil
+}
+func (f *fakeReads) RunningState(context.Context, *clusterv1.Cluster, *clusterv1.ClusterClass) (upgrade.Input, error) {
+	return f.running, nil
+}
+func (f *fakeReads) ClustersUsing(context.Context, *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
+	return f.clusters, nil
+}
+
+// sample reads the sample class and Cluster as raw JSON and typed.
+func sample(t *testing.T) (*clusterv1.ClusterClass, map[string]any) {
+	t.Helper()
+	class, typed, err := samples.Typed()
+	require.NoError(t, err)
+	js, err := json.Marshal(typed)
+	require.NoError(t, err)
+	var cluster map[string]any
+	require.NoError(t, json.Unmarshal(js, &cluster))
+	return class, cluster
+}
+
+// call posts one AdmissionReview to path and returns the response.
+func call(t *testing.T, s *Server, path string, op admissionv1.Operation, obj, old any) *admissionv1.AdmissionResponse {
+	t.Helper()
+	raw := func(v any) runtime.RawExtension {
+		if v == nil {
+			return runtime.RawExtension{}
+		}
+		js, err := json.Marshal(v)
+		require.NoError(t, err)
+		return runtime.RawExtension{Raw: js}
+	}
+	in := admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{UID: types.UID("u-1"), Operation: op, Object: raw(obj), OldObject: raw(old)}}
+	body, err := json.Marshal(in)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	require.NotNil(t, out.Response)
+	assert.Equal(t, types.UID("u-1"), out.Response.UID, "the answer carries the request's UID")
+	return out.Response
+}
+
+func withVersion(obj map[string]any, v string) map[string]any {
+	js, _ := json.Marshal(obj)
+	var out map[string]any
+	_ = json.Unmarshal(js, &out)
+	out["spec"].(map[string]any)["topology"].(map[string]any)["version"] = v
+	return out
+}
+
+// TestMutateCluster: the patch adds the "v", the class's variable defaults and nothing else of
+// what the Cluster says; applying it gives the defaulted Cluster, and a second pass has no patch.
+func TestMutateCluster(t *testing.T) {
+	class, cluster := sample(t)
+	cluster["spec"].(map[string]any)["futureField"] = map[string]any{"kept": true}
+	s := &Server{Reads: &fakeReads{class: class}}
+	obj := withVersion(cluster, "1.31.2")
+	resp := call(t, s, PathMutateCluster, admissionv1.Create, obj, nil)
+	require.True(t, resp.Allowed)
+	require.NotNil(t, resp.PatchType)
+	p, err := jsonpatch.DecodePatch(resp.Patch)
+	require.NoError(t, err)
+	js, _ := json.Marshal(obj)
+	out, err := p.Apply(js)
+	require.NoError(t, err)
+	var got clusterv1.Cluster
+	require.NoError(t, json.Unmarshal(out, &got))
+	assert.Equal(t, "v1.31.2", got.Spec.Topology.Version)
+	names := []string{}
+	for _, v := range got.Spec.Topology.Variables {
+		names = append(names, v.Name)
+	}
+	assert.ElementsMatch(t, []string{"region", "imageRepository", "workerInstanceType"}, names)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(out, &raw))
+	assert.Equal(t, map[string]any{"kept": true}, raw["spec"].(map[string]any)["futureField"], "a field topoflow does not know is kept")
+
+	again := call(t, s, PathMutateCluster, admissionv1.Update, raw, raw)
+	assert.True(t, again.Allowed)
+	assert.Empty(t, string(again.Patch), "defaulting a defaulted Cluster changes nothing")
+}
+
+// TestValidateCluster: Cluster API's rules with the old object; an absent class warns on create
+// and refuses on update.
+func TestValidateCluster(t *testing.T) {
+	class, cluster := sample(t)
+	reads := &fakeReads{class: class}
+	s := &Server{Reads: reads}
+	old := withVersion(cluster, "v1.31.2")
+
+	resp := call(t, s, PathValidateCluster, admissionv1.Create, old, nil)
+	assert.True(t, resp.Allowed, "%v", resp.Result)
+
+	resp = call(t, s, PathValidateCluster, admissionv1.Update, withVersion(cluster, "v1.33.0"), old)
+	require.False(t, resp.Allowed)
+	assert.EqualValues(t, 422, resp.Result.Code)
+	assert.Contains(t, resp.Result.Message, `spec.topology.version: Invalid value: "v1.33.0": version can be increased by at most one minor`)
+
+	// A version change while the control plane still rolls out the old one.
+	reads.running = upgrade.Input{ControlPlane: upgrade.ControlPlane{Exists: true, SpecVersion: "v1.31.2", StatusVersion: "v1.30.9"}}
+	resp = call(t, s, PathValidateCluster, admissionv1.Update, withVersion(cluster, "v1.32.0"), old)
+	require.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "control plane is still completing a previous upgrade")
+	reads.running = upgrade.Input{}
+
+	reads.class = nil
+	resp = call(t, s, PathValidateCluster, admissionv1.Create, old, nil)
+	assert.True(t, resp.Allowed)
+	require.Len(t, resp.Warnings, 1)
+	assert.Contains(t, resp.Warnings[0], "this ClusterClass does not exist")
+	resp = call(t, s, PathValidateCluster, admissionv1.Update, old, old)
+	require.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, `spec.topology.class: Invalid value: "quick-start": ClusterClass default/quick-start not found`)
+}
+
+// TestValidateClusterClass: a class in use cannot be deleted (Cluster API's message); one not in
+// use can; a pool class in use cannot be removed.
+func TestValidateClusterClass(t *testing.T) {
+	class, _ := sample(t)
+	inUse := clusterv1.Cluster{}
+	inUse.Namespace, inUse.Name = "default", "demo"
+	inUse.Spec.Topology = &clusterv1.Topology{Class: "quick-start", Version: "v1.31.2", Workers: &clusterv1.WorkersTopology{
+		MachineDeployments: []clusterv1.MachineDeploymentTopology{{Name: "md-0", Class: "default-worker"}}}}
+	reads := &fakeReads{clusters: []clusterv1.Cluster{inUse}}
+	s := &Server{Reads: reads}
+
+	resp := call(t, s, PathValidateClusterClass, admissionv1.Delete, nil, class)
+	require.False(t, resp.Allowed)
+	assert.EqualValues(t, 403, resp.Result.Code)
+	assert.Contains(t, resp.Result.Message, "ClusterClass cannot be deleted because it is used by Cluster(s): default/demo")
+
+	changed := class.DeepCopy()
+	changed.Spec.Workers.MachineDeployments = nil
+	resp = call(t, s, PathValidateClusterClass, admissionv1.Update, changed, class)
+	require.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "spec.workers.machineDeployments")
+
+	reads.clusters = nil
+	assert.True(t, call(t, s, PathValidateClusterClass, admissionv1.Delete, nil, class).Allowed)
+	assert.True(t, call(t, s, PathValidateClusterClass, admissionv1.Create, class, nil).Allowed)
+}
+
+// TestDiff: changed leaves are replaced, new keys added, empty lists dropped, unknown kept.
+func TestDiff(t *testing.T) {
+	have := map[string]any{"a": "1", "b": []any{}, "c": map[string]any{"x/y": 1.0}, "unknown": "u"}
+	want := map[string]any{"a": "2", "c": map[string]any{"x/y": 2.0}, "d": true}
+	assert.Equal(t, []op{
+		{Op: "replace", Path: "/spec/a", Value: "2"},
+		{Op: "replace", Path: "/spec/c/x~1y", Value: 2.0},
+		{Op: "add", Path: "/spec/d", Value: true},
+		{Op: "remove", Path: "/spec/b"},
+	}, diff("/spec", have, want, nil))
+}

@@ -1,0 +1,109 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/topoflow/topoflow/activities/kube"
+)
+
+// ConfigName names topoflow's webhook configurations ("topoflow-mutating-webhook-configuration"
+// and "-validating-"); a suffix keeps test registrations apart.
+func ConfigName(kind, suffix string) string {
+	return "topoflow-" + kind + "-webhook-configuration" + suffix
+}
+
+// Configurations are the mutating and validating webhook configurations for the server at base
+// (clientConfig with a url, for servers outside the cluster such as the local stack's, or a
+// service with an empty path), limited to namespaces matching nsSelector when given. Every
+// webhook fails closed (failurePolicy Fail, as Cluster API's): while topoflow's webhooks are down,
+// Clusters and ClusterClasses cannot be changed, so nothing unchecked gets in.
+func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.LabelSelector, suffix string) (*admissionregv1.MutatingWebhookConfiguration, *admissionregv1.ValidatingWebhookConfiguration) {
+	fail := admissionregv1.Fail
+	none := admissionregv1.SideEffectClassNone
+	equivalent := admissionregv1.Equivalent
+	timeout := int32(10)
+	at := func(path string) admissionregv1.WebhookClientConfig {
+		cc := *base.DeepCopy()
+		switch {
+		case cc.URL != nil:
+			u := *cc.URL + path
+			cc.URL = &u
+		case cc.Service != nil:
+			cc.Service.Path = &path
+		}
+		return cc
+	}
+	rule := func(resource string, ops ...admissionregv1.OperationType) []admissionregv1.RuleWithOperations {
+		return []admissionregv1.RuleWithOperations{{Operations: ops, Rule: admissionregv1.Rule{
+			APIGroups: []string{"cluster.x-k8s.io"}, APIVersions: []string{"v1beta1"}, Resources: []string{resource}}}}
+	}
+	create, update, del := admissionregv1.Create, admissionregv1.Update, admissionregv1.Delete
+	m := &admissionregv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigName("mutating", suffix)},
+	}
+	for _, w := range []struct{ name, path, resource string }{
+		{"default.cluster.cluster.x-k8s.io", PathMutateCluster, "clusters"},
+		{"default.clusterclass.cluster.x-k8s.io", PathMutateClusterClass, "clusterclasses"},
+	} {
+		m.Webhooks = append(m.Webhooks, admissionregv1.MutatingWebhook{
+			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, create, update),
+			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
+		})
+	}
+	v := &admissionregv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigName("validating", suffix)},
+	}
+	for _, w := range []struct {
+		name, path, resource string
+		ops                  []admissionregv1.OperationType
+	}{
+		{"validation.cluster.cluster.x-k8s.io", PathValidateCluster, "clusters", []admissionregv1.OperationType{create, update}},
+		{"validation.clusterclass.cluster.x-k8s.io", PathValidateClusterClass, "clusterclasses", []admissionregv1.OperationType{create, update, del}},
+	} {
+		v.Webhooks = append(v.Webhooks, admissionregv1.ValidatingWebhook{
+			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, w.ops...),
+			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
+		})
+	}
+	return m, v
+}
+
+// Register applies both configurations (server-side apply, field manager "topoflow").
+func Register(ctx context.Context, kc *kube.Client, m *admissionregv1.MutatingWebhookConfiguration, v *admissionregv1.ValidatingWebhookConfiguration) error {
+	for _, obj := range []any{m, v} {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		delete(u, "status")
+		if meta, ok := u["metadata"].(map[string]any); ok {
+			delete(meta, "creationTimestamp")
+		}
+		if _, err := kc.Apply(ctx, &unstructured.Unstructured{Object: u}, "topoflow"); err != nil {
+			return fmt.Errorf("registering the admission webhooks: %w", err)
+		}
+	}
+	return nil
+}
+
+// Unregister deletes both configurations (absent ones are fine).
+func Unregister(ctx context.Context, kc *kube.Client, suffix string) error {
+	for _, kind := range []string{"mutating", "validating"} {
+		gvr := admissionregv1.SchemeGroupVersion.WithResource(kind + "webhookconfigurations")
+		err := kc.Dynamic.Resource(gvr).Delete(ctx, ConfigName(kind, suffix), metav1.DeleteOptions{})
+		if err != nil && !kube.IsNotFound(err) {
+			return fmt.Errorf("removing the %s webhook configuration: %w", kind, err)
+		}
+	}
+	return nil
+}
