@@ -15,6 +15,8 @@ ETCD_PEER_PORT="${TOPOFLOW_ETCD_PEER_PORT:-$((12380 + _off))}"
 APISERVER_PORT="${TOPOFLOW_APISERVER_PORT:-$((6443 + _off))}"
 TEMPORAL_PORT="${TOPOFLOW_TEMPORAL_PORT:-$((7233 + _off))}"
 TEMPORAL_UI_PORT="${TOPOFLOW_TEMPORAL_UI_PORT:-$((8233 + _off))}"
+# topoflow's admission webhooks (served by the worker, registered by run.sh).
+WEBHOOK_PORT="${TOPOFLOW_WEBHOOK_PORT:-$((9443 + _off))}"
 KUBECONFIG_FILE="$STACK_DIR/kubeconfig"
 TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 BIN="$root/bin"

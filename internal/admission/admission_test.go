@@ -6,17 +6,21 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/deploy/samples"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -183,4 +187,31 @@ func TestDiff(t *testing.T) {
 		{Op: "add", Path: "/spec/d", Value: true},
 		{Op: "remove", Path: "/spec/b"},
 	}, diff("/spec", have, want, nil))
+}
+
+// TestDeployedConfigurations: deploy/webhook/webhooks.yaml registers exactly what
+// Configurations makes for the in-cluster Service (its CA annotations aside).
+func TestDeployedConfigurations(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "webhook", "webhooks.yaml"))
+	require.NoError(t, err)
+	docs, err := decode.Documents(bytes.NewReader(data))
+	require.NoError(t, err)
+	m, v := Configurations(admissionregv1.WebhookClientConfig{Service: &admissionregv1.ServiceReference{Namespace: "topoflow-system", Name: "topoflow-webhook"}}, nil, "")
+	var seen int
+	for _, d := range docs {
+		d.SetAnnotations(nil)
+		switch d.GetKind() {
+		case "MutatingWebhookConfiguration":
+			got := &admissionregv1.MutatingWebhookConfiguration{}
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, got))
+			assert.Equal(t, m, got)
+			seen++
+		case "ValidatingWebhookConfiguration":
+			got := &admissionregv1.ValidatingWebhookConfiguration{}
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, got))
+			assert.Equal(t, v, got)
+			seen++
+		}
+	}
+	assert.Equal(t, 2, seen)
 }
