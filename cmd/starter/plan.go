@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,61 +15,14 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
-	"github.com/topoflow/topoflow/model/names"
 	"github.com/topoflow/topoflow/model/plan"
 )
 
-// runPlan prints the objects topoflow would apply for one Cluster, and with current objects
-// what would change. It never writes to the API server.
+// runPlan runs `starter plan` with args (the tests' entry point).
 func runPlan(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		file       = fs.String("f", "", "multi-document YAML with one ClusterClass, its templates, one Cluster and optionally the Cluster's current objects ('-' for stdin)")
-		output     = fs.String("o", "yaml", "output format: yaml or json")
-		seed       = fs.Uint64("seed", 0, "seed for the random part of new object names (reproducible plans); default: derived from the Cluster")
-		cluster    = fs.String("cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only)")
-		kubeconfig = fs.String("kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG)")
-	)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: starter plan -f FILE [-o yaml|json] [--seed N]\n       starter plan --cluster NAMESPACE/NAME [--kubeconfig FILE] [-o yaml|json]\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *output != "yaml" && *output != "json" {
-		return fmt.Errorf("-o: unknown output format %q (yaml or json)", *output)
-	}
-	if (*file == "") == (*cluster == "") {
-		fs.Usage()
-		return errors.New("give exactly one of -f or --cluster")
-	}
-
-	var in *plan.Input
-	var err error
-	if *file != "" {
-		in, err = planInputFromFile(*file, *seed)
-	} else {
-		in, err = planInputFromCluster(*cluster, *kubeconfig)
-		if err == nil && isFlagSet(fs, "seed") {
-			in.Desired.Names = names.Source{Seed: *seed}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	res, err := plan.Compute(in)
-	if err != nil {
-		return explain(err)
-	}
-	return printPlan(res, *output, stdout, stderr)
-}
-
-func isFlagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(append([]string{"plan"}, args...))
+	return root.Execute()
 }
 
 func planInputFromFile(path string, seed uint64) (*plan.Input, error) {

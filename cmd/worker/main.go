@@ -3,12 +3,9 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"go.temporal.io/sdk/worker"
 
@@ -32,15 +29,12 @@ func run() error {
 	var wh webhookFlags
 	wh.register(flag.CommandLine)
 	flag.Parse()
-	log := f.Logger()
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	conn, err := f.Connect(ctx, log)
+	p, err := f.Start()
 	if err != nil {
 		return err
 	}
-	defer conn.Temporal.Close()
+	defer p.Close()
+	ctx, conn, log := p.Ctx, p.Conn, p.Log
 	if err := temporalx.EnsureKeywordSearchAttributes(ctx, conn.Temporal, conn.Options.Namespace, workflows.SearchAttributeNames); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"go.temporal.io/sdk/client"
 
@@ -64,4 +66,31 @@ func (f *Flags) Connect(ctx context.Context, log *slog.Logger) (*Conn, error) {
 		return nil, err
 	}
 	return &Conn{Kube: kc, Temporal: tc, Options: opts}, nil
+}
+
+// Process is a long-running process's context (ended by SIGINT or SIGTERM), connections and
+// logger; Close releases them.
+type Process struct {
+	Ctx  context.Context
+	Conn *Conn
+	Log  *slog.Logger
+	stop context.CancelFunc
+}
+
+// Start connects the process (see Connect) under a context that ends on SIGINT or SIGTERM.
+func (f *Flags) Start() (*Process, error) {
+	log := f.Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	conn, err := f.Connect(ctx, log)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Process{Ctx: ctx, Conn: conn, Log: log, stop: stop}, nil
+}
+
+// Close closes the Temporal client and stops listening for signals.
+func (p *Process) Close() {
+	p.Conn.Temporal.Close()
+	p.stop()
 }

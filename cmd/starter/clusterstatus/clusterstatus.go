@@ -6,6 +6,7 @@ package clusterstatus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,29 +25,121 @@ import (
 	"github.com/topoflow/topoflow/workflows"
 )
 
-// Print writes the Cluster's story to out as aligned "label  value" lines.
-func Print(ctx context.Context, out io.Writer, k *kube.Client, tc client.Client, ns, name string) error {
+// Report is everything `starter status` shows (also its -o json output).
+type Report struct {
+	Cluster      string      `json:"cluster"`
+	Class        string      `json:"class,omitempty"`
+	Version      string      `json:"version,omitempty"`
+	Phase        string      `json:"phase,omitempty"`
+	ControlPlane *Part       `json:"controlPlane,omitempty"`
+	Pools        []Part      `json:"pools,omitempty"`
+	Conditions   []Condition `json:"conditions,omitempty"`
+	Workflow     string      `json:"workflow"`
+	// State is the Cluster workflow's answer to the state query (StateError when none).
+	State      *workflows.State `json:"state,omitempty"`
+	StateError string           `json:"stateError,omitempty"`
+	// Upgrade is the running upgrade workflow's state, if any (UpgradeError when unavailable).
+	Upgrade      *workflows.State `json:"upgrade,omitempty"`
+	UpgradeError string           `json:"upgradeError,omitempty"`
+}
+
+// Part is the control plane or a pool.
+type Part struct {
+	Pool           string `json:"pool,omitempty"`
+	Kind           string `json:"kind"`
+	Name           string `json:"name"`
+	Version        string `json:"version,omitempty"`
+	DesiredVersion string `json:"desiredVersion,omitempty"`
+	Initialized    bool   `json:"initialized,omitempty"`
+	Ready          bool   `json:"ready,omitempty"`
+	Replicas       int32  `json:"replicas"`
+	Updated        int32  `json:"updatedReplicas"`
+	ReadyReplicas  int32  `json:"readyReplicas"`
+}
+
+// Condition is one of the Cluster's conditions.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Collect reads the Cluster, its control plane and pools, and asks its workflows where they stand.
+func Collect(ctx context.Context, k *kube.Client, tc client.Client, ns, name string) (*Report, error) {
 	cluster := &clusterv1.Cluster{}
 	if err := k.GetTyped(ctx, kube.Clusters, ns, name, cluster); err != nil {
-		return fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "Cluster\t%s/%s\n", ns, name)
+	r := &Report{Cluster: ns + "/" + name, Phase: cluster.Status.Phase, Workflow: workflows.WorkflowID(ns, name)}
 	if t := cluster.Spec.Topology; t != nil {
-		fmt.Fprintf(w, "Class\t%s\n", t.Class)
-		fmt.Fprintf(w, "Version\t%s\n", t.Version)
+		r.Class, r.Version = t.Class, t.Version
 	}
-	fmt.Fprintf(w, "Phase\t%s\n", cluster.Status.Phase)
 	if cp := cluster.Spec.ControlPlaneRef; cp != nil {
 		if u, err := k.GetRef(ctx, cp, ns); err == nil {
 			if st, err := contract.ReadControlPlane(u); err == nil {
-				fmt.Fprintf(w, "Control plane\t%s %s: version %s (desired %s), initialized %t, ready %t\n",
-					cp.Kind, cp.Name, orNone(st.Version), st.DesiredVersion, st.Initialized, st.Ready)
+				r.ControlPlane = &Part{Kind: cp.Kind, Name: cp.Name, Version: st.Version, DesiredVersion: st.DesiredVersion, Initialized: st.Initialized, Ready: st.Ready}
 			}
 		}
 	}
-	printPools(ctx, w, k, ns, name)
+	r.Pools = pools(ctx, k, ns, name)
 	for _, c := range cluster.Status.Conditions {
+		r.Conditions = append(r.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	s, err := queryState(ctx, tc, r.Workflow)
+	if err != nil {
+		r.StateError = err.Error()
+		return r, nil
+	}
+	r.State = s
+	if s.Upgrade != nil {
+		if us, err := queryState(ctx, tc, s.Upgrade.Workflow); err != nil {
+			r.UpgradeError = err.Error()
+		} else {
+			r.Upgrade = us
+		}
+	}
+	return r, nil
+}
+
+// Print writes the Cluster's story to out as aligned "label  value" lines.
+func Print(ctx context.Context, out io.Writer, k *kube.Client, tc client.Client, ns, name string) error {
+	r, err := Collect(ctx, k, tc, ns, name)
+	if err != nil {
+		return err
+	}
+	return r.WriteText(out)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(out io.Writer) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report as aligned "label  value" lines.
+func (r *Report) WriteText(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "Cluster\t%s\n", r.Cluster)
+	if r.Class != "" || r.Version != "" {
+		fmt.Fprintf(w, "Class\t%s\n", r.Class)
+		fmt.Fprintf(w, "Version\t%s\n", r.Version)
+	}
+	fmt.Fprintf(w, "Phase\t%s\n", r.Phase)
+	if cp := r.ControlPlane; cp != nil {
+		fmt.Fprintf(w, "Control plane\t%s %s: version %s (desired %s), initialized %t, ready %t\n",
+			cp.Kind, cp.Name, orNone(cp.Version), cp.DesiredVersion, cp.Initialized, cp.Ready)
+	}
+	for _, p := range r.Pools {
+		if p.Kind == "MachinePool" {
+			fmt.Fprintf(w, "Pool %s\tMachinePool %s: version %s, replicas %d, ready %d\n", p.Pool, p.Name, orNone(p.Version), p.Replicas, p.ReadyReplicas)
+			continue
+		}
+		fmt.Fprintf(w, "Pool %s\tMachineDeployment %s: version %s, replicas %d, updated %d, ready %d\n",
+			p.Pool, p.Name, orNone(p.Version), p.Replicas, p.Updated, p.ReadyReplicas)
+	}
+	for _, c := range r.Conditions {
 		line := fmt.Sprintf("%s=%s", c.Type, c.Status)
 		if c.Reason != "" {
 			line += " (" + c.Reason + ")"
@@ -54,34 +147,31 @@ func Print(ctx context.Context, out io.Writer, k *kube.Client, tc client.Client,
 		fmt.Fprintf(w, "Condition\t%s\n", line)
 		printLines(w, c.Message)
 	}
-
-	id := workflows.WorkflowID(ns, name)
-	fmt.Fprintf(w, "Workflow\t%s\n", id)
-	s, err := queryState(ctx, tc, id)
-	switch {
-	case err != nil:
-		fmt.Fprintf(w, "\t%v\n", err)
-	default:
-		printState(w, s)
-		hooks := s.Hooks
-		if s.LastUpgrade != "" {
-			fmt.Fprintf(w, "Last upgrade\t%s\n", s.LastUpgrade)
+	fmt.Fprintf(w, "Workflow\t%s\n", r.Workflow)
+	if r.State == nil {
+		fmt.Fprintf(w, "\t%s\n", r.StateError)
+		return w.Flush()
+	}
+	s := r.State
+	printState(w, s)
+	hooks := s.Hooks
+	if s.LastUpgrade != "" {
+		fmt.Fprintf(w, "Last upgrade\t%s\n", s.LastUpgrade)
+	}
+	if s.Upgrade != nil {
+		fmt.Fprintf(w, "Upgrade\t%s -> %s\n", s.Upgrade.From, s.Upgrade.To)
+		fmt.Fprintf(w, "Upgrade workflow\t%s\n", s.Upgrade.Workflow)
+		if r.Upgrade == nil {
+			fmt.Fprintf(w, "\t%s\n", r.UpgradeError)
+		} else {
+			printUpgrade(w, r.Upgrade)
+			hooks = append(hooks, r.Upgrade.Hooks...)
 		}
-		if s.Upgrade != nil {
-			fmt.Fprintf(w, "Upgrade\t%s -> %s\n", s.Upgrade.From, s.Upgrade.To)
-			fmt.Fprintf(w, "Upgrade workflow\t%s\n", s.Upgrade.Workflow)
-			if us, err := queryState(ctx, tc, s.Upgrade.Workflow); err != nil {
-				fmt.Fprintf(w, "\t%v\n", err)
-			} else {
-				printUpgrade(w, us)
-				hooks = append(hooks, us.Hooks...)
-			}
-		}
-		if len(hooks) > 0 {
-			fmt.Fprintf(w, "Hook calls\t(oldest first)\n")
-			for _, h := range hooks {
-				fmt.Fprintf(w, "\t  %s\n", h)
-			}
+	}
+	if len(hooks) > 0 {
+		fmt.Fprintf(w, "Hook calls\t(oldest first)\n")
+		for _, h := range hooks {
+			fmt.Fprintf(w, "\t  %s\n", h)
 		}
 	}
 	return w.Flush()
@@ -148,8 +238,9 @@ func printUpgrade(w io.Writer, s *workflows.State) {
 	}
 }
 
-// printPools lists the Cluster's MachineDeployments and MachinePools with their versions.
-func printPools(ctx context.Context, w io.Writer, k *kube.Client, ns, name string) {
+// pools reads the Cluster's MachineDeployments and MachinePools with their versions.
+func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
+	var out []Part
 	sel := metav1.ListOptions{LabelSelector: labels.ClusterName + "=" + name}
 	if mds, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
 		for i := range mds.Items {
@@ -157,9 +248,8 @@ func printPools(ctx context.Context, w io.Writer, k *kube.Client, ns, name strin
 			if decode.FromUnstructured(&mds.Items[i], md) != nil {
 				continue
 			}
-			fmt.Fprintf(w, "Pool %s\tMachineDeployment %s: version %s, replicas %d, updated %d, ready %d\n",
-				md.Labels[labels.MachineDeploymentName], md.Name, orNone(deref(md.Spec.Template.Spec.Version)),
-				md.Status.Replicas, md.Status.UpdatedReplicas, md.Status.ReadyReplicas)
+			out = append(out, Part{Pool: md.Labels[labels.MachineDeploymentName], Kind: "MachineDeployment", Name: md.Name,
+				Version: deref(md.Spec.Template.Spec.Version), Replicas: md.Status.Replicas, Updated: md.Status.UpdatedReplicas, ReadyReplicas: md.Status.ReadyReplicas})
 		}
 	}
 	if mps, err := k.Dynamic.Resource(kube.MachinePools).Namespace(ns).List(ctx, sel); err == nil {
@@ -168,11 +258,11 @@ func printPools(ctx context.Context, w io.Writer, k *kube.Client, ns, name strin
 			if decode.FromUnstructured(&mps.Items[i], mp) != nil {
 				continue
 			}
-			fmt.Fprintf(w, "Pool %s\tMachinePool %s: version %s, replicas %d, ready %d\n",
-				mp.Labels[labels.MachinePoolName], mp.Name, orNone(deref(mp.Spec.Template.Spec.Version)),
-				mp.Status.Replicas, mp.Status.ReadyReplicas)
+			out = append(out, Part{Pool: mp.Labels[labels.MachinePoolName], Kind: "MachinePool", Name: mp.Name,
+				Version: deref(mp.Spec.Template.Spec.Version), Replicas: mp.Status.Replicas, ReadyReplicas: mp.Status.ReadyReplicas})
 		}
 	}
+	return out
 }
 
 func printLines(w io.Writer, msg string) {

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/topoflow/topoflow/cmd/internal/setup"
+	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
+	"github.com/topoflow/topoflow/cmd/starter/watcher"
+	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/plan"
+	"github.com/topoflow/topoflow/workflows"
+)
+
+// newRootCmd is the whole CLI. Errors are returned, not printed: main prints them once and exits 1;
+// --help prints the help and exits 0.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "starter",
+		Short: "topoflow's starter: watches the management cluster and drives one workflow per Cluster; operator CLI",
+		Long: "starter watches Clusters, ClusterClasses, topology objects and ExtensionConfigs and starts or signals\n" +
+			"one Temporal workflow per managed Cluster (run, the default). It is also the operator CLI.",
+		SilenceUsage: true, SilenceErrors: true,
+		Args: cobra.NoArgs,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	run := newRunCmd()
+	root.Flags().AddFlagSet(run.Flags())
+	root.RunE = run.RunE
+	root.AddCommand(run, newPlanCmd(stdout, stderr), newStatusCmd(stdout), newVersionCmd(stdout))
+	return root
+}
+
+// goFlags adds flags registered on a standard library FlagSet (setup.Flags) to a command.
+func goFlags(cmd *cobra.Command, register func(*flag.FlagSet)) {
+	fs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
+	register(fs)
+	cmd.Flags().AddGoFlagSet(fs)
+}
+
+func newRunCmd() *cobra.Command {
+	var f setup.Flags
+	var taskQueue, watchNS string
+	var resync time.Duration
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			p, err := f.Start()
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true}, p.Log).Run(p.Ctx)
+		},
+	}
+	goFlags(cmd, f.Register)
+	cmd.Flags().StringVar(&taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
+	cmd.Flags().StringVar(&watchNS, "namespace", "", "watch only this Kubernetes namespace (default: all)")
+	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
+	return cmd
+}
+
+func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
+	var file, output, cluster, kubeconfig string
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "plan (-f FILE | --cluster NAMESPACE/NAME)",
+		Short: "print the objects topoflow would apply for a Cluster, and what would change (read only)",
+		Example: "  starter plan -f cluster-and-class.yaml --seed 3\n" +
+			"  starter plan --cluster default/demo -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "yaml" && output != "json" {
+				return fmt.Errorf("-o: unknown output format %q (yaml or json)", output)
+			}
+			if (file == "") == (cluster == "") {
+				return errors.New("give exactly one of -f or --cluster")
+			}
+			var in *plan.Input
+			var err error
+			if file != "" {
+				in, err = planInputFromFile(file, seed)
+			} else {
+				in, err = planInputFromCluster(cluster, kubeconfig)
+				if err == nil && cmd.Flags().Changed("seed") {
+					in.Desired.Names = names.Source{Seed: seed}
+				}
+			}
+			if err != nil {
+				return err
+			}
+			res, err := plan.Compute(in)
+			if err != nil {
+				return explain(err)
+			}
+			return printPlan(res, output, stdout, stderr)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "multi-document YAML with one ClusterClass, its templates, one Cluster and optionally the Cluster's current objects ('-' for stdin)")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for the random part of new object names (reproducible plans); default: derived from the Cluster")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG)")
+	return cmd
+}
+
+func newStatusCmd(stdout io.Writer) *cobra.Command {
+	var f setup.Flags
+	var output string
+	var watch bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "status NAMESPACE/NAME",
+		Short: "print where a managed Cluster stands: phase, versions, conditions, workflow step, upgrade, hook calls",
+		Example: "  starter status default/demo\n" +
+			"  starter status default/demo --watch\n" +
+			"  starter status default/demo -o json",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			ns, name, ok := strings.Cut(args[0], "/")
+			if !ok || ns == "" || name == "" {
+				return fmt.Errorf("want NAMESPACE/NAME, got %q", args[0])
+			}
+			if output != "text" && output != "json" {
+				return fmt.Errorf("-o: unknown output format %q (text or json)", output)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			connectCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			conn, err := f.Connect(connectCtx, f.Logger())
+			if err != nil {
+				return err
+			}
+			defer conn.Temporal.Close()
+			show := func() error {
+				readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				r, err := clusterstatus.Collect(readCtx, conn.Kube, conn.Temporal, ns, name)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return r.WriteJSON(stdout)
+				}
+				return r.WriteText(stdout)
+			}
+			if !watch {
+				return show()
+			}
+			return watchStatus(ctx, stdout, interval, output == "text", show)
+		},
+	}
+	goFlags(cmd, f.Register)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (with --watch, one JSON document per redraw)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw as the Cluster moves (until interrupted)")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch redraws")
+	return cmd
+}
+
+// watchStatus redraws the status every interval until ctx ends; a failed read is shown and
+// retried (the API server or Temporal may be away for a while).
+func watchStatus(ctx context.Context, out io.Writer, interval time.Duration, clear bool, show func() error) error {
+	for {
+		if clear {
+			fmt.Fprint(out, "\033[H\033[2J") // home and clear, as watch(1) does
+		}
+		fmt.Fprintf(out, "Every %s: %s\n\n", interval, time.Now().Format(time.RFC3339))
+		if err := show(); err != nil {
+			fmt.Fprintf(out, "%v\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the build's version (module version, VCS revision and time, Go version)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(stdout, versionLine())
+			return nil
+		},
+	}
+}
+
+// versionLine describes the build from its embedded build information.
+func versionLine() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "topoflow (no build information)"
+	}
+	rev, at, dirty := "unknown", "", ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = " (modified)"
+			}
+		}
+	}
+	return fmt.Sprintf("topoflow %s, revision %s%s%s, %s", info.Main.Version, rev, dirty, at, info.GoVersion)
+}
