@@ -54,6 +54,7 @@ func newRunCmd() *cobra.Command {
 	var f setup.Flags
 	var taskQueue, watchNS string
 	var resync time.Duration
+	var le leaderElection
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
@@ -64,13 +65,24 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true}, p.Log).Run(p.Ctx)
+			w := watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true}, p.Log)
+			return le.run(p.Ctx, p.Conn.Kube, p.Log, w.Run)
 		},
 	}
 	goFlags(cmd, f.Register)
 	cmd.Flags().StringVar(&taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
 	cmd.Flags().StringVar(&watchNS, "namespace", "", "watch only this Kubernetes namespace (default: all)")
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "default"
+	}
+	cmd.Flags().BoolVar(&le.enabled, "leader-elect", true, "of several starters, only the holder of a Lease watches and signals")
+	cmd.Flags().StringVar(&le.namespace, "leader-election-namespace", ns, "namespace of the Lease (default: $POD_NAMESPACE, else default)")
+	cmd.Flags().StringVar(&le.name, "leader-election-id", "topoflow-starter", "name of the Lease")
+	cmd.Flags().DurationVar(&le.lease, "leader-election-lease-duration", 15*time.Second, "how long followers wait before taking a Lease that is not renewed")
+	cmd.Flags().DurationVar(&le.renew, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up (and exits)")
+	cmd.Flags().DurationVar(&le.retry, "leader-election-retry-period", 2*time.Second, "how often candidates try to take or renew the Lease")
 	return cmd
 }
 

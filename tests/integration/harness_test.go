@@ -93,6 +93,8 @@ type envOptions struct {
 	kube *kube.Client
 	// noWorker leaves the worker to the test (a worker process it can kill, say).
 	noWorker bool
+	// noWatcher leaves the watcher to the test (starter processes, say).
+	noWatcher bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -132,8 +134,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.timing.WaitResync == 0 {
 		o.timing.WaitResync = 20 * time.Second
 	}
-	wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs}, log.With("component", "watcher"))
-	go func() { _ = wt.Run(ctx) }()
+	if !o.noWatcher {
+		wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs}, log.With("component", "watcher"))
+		go func() { _ = wt.Run(ctx) }()
+	}
 
 	t.Cleanup(func() {
 		// End the workflows this test started so they do not linger on the server.
