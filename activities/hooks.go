@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	"github.com/topoflow/topoflow/internal/metrics"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
@@ -85,10 +87,13 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 		}
 		req[field] = steps
 	}
+	started := time.Now()
 	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, req)
 	if err != nil {
 		return nil, err
 	}
+	metrics.HookDuration.WithLabelValues(in.Hook).Observe(time.Since(started).Seconds())
+	metrics.HookCalls.WithLabelValues(in.Hook, hookOutcome(res)).Inc()
 	for _, c := range res.Calls {
 		a.Log.InfoContext(ctx, "hook called", "cluster", in.Cluster.String(), "hook", in.Hook, "handler", c.Handler,
 			"status", c.Status, "retryAfterSeconds", c.RetryAfterSeconds, "error", c.Error, "ignored", c.Ignored)
@@ -125,4 +130,17 @@ func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) 
 		return err
 	}
 	return nil
+}
+
+// hookOutcome names a hook call's result for topoflow_hook_calls_total.
+func hookOutcome(res *runtimeext.Result) string {
+	switch {
+	case len(res.Calls) == 0:
+		return "no-handler"
+	case len(res.Failed) > 0:
+		return "failed"
+	case res.RetryAfterSeconds > 0:
+		return "blocked"
+	}
+	return "passed"
 }

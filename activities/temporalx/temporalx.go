@@ -14,13 +14,17 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	tlog "go.temporal.io/sdk/log"
 )
 
-// Options says where Temporal is.
+// Options says where Temporal is, when flags say so; the rest of the connection (TLS, API key,
+// profile) comes from Temporal's environment configuration (see ClientOptions).
 type Options struct {
 	Address   string
 	Namespace string
+	// MetricsHandler receives the SDK's metrics (nil: none).
+	MetricsHandler client.MetricsHandler
 }
 
 // FromEnv fills unset options from TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE, then defaults.
@@ -40,24 +44,54 @@ func (o Options) FromEnv() Options {
 	return o
 }
 
-// Dial connects to Temporal, retrying for up to a minute (the server may still be starting).
+// ClientOptions are the SDK client's options from Temporal's environment configuration (the
+// SDK's envconfig: the TOML file in TEMPORAL_CONFIG_FILE or the user config directory, the
+// profile in TEMPORAL_PROFILE, then TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+// TEMPORAL_TLS*, ...), with the flags' address and namespace on top, then the local defaults.
+func (o Options) ClientOptions(log *slog.Logger) (client.Options, error) {
+	co, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{})
+	if err != nil {
+		return co, fmt.Errorf("Temporal client configuration (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE, TEMPORAL_* variables): %w", err)
+	}
+	if o.Address != "" {
+		co.HostPort = o.Address
+	}
+	if co.HostPort == "" {
+		co.HostPort = "127.0.0.1:7233"
+	}
+	if o.Namespace != "" {
+		co.Namespace = o.Namespace
+	}
+	if co.Namespace == "" {
+		co.Namespace = "default"
+	}
+	co.Logger = tlog.NewStructuredLogger(log)
+	if o.MetricsHandler != nil {
+		co.MetricsHandler = o.MetricsHandler
+	}
+	return co, nil
+}
+
+// Dial connects to Temporal, retrying for up to a minute (the server may still be starting)
+// unless ctx ends first.
 func Dial(ctx context.Context, o Options, log *slog.Logger) (client.Client, error) {
-	o = o.FromEnv()
-	deadline := time.Now().Add(time.Minute)
+	co, err := o.ClientOptions(log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	for {
-		c, err := client.DialContext(ctx, client.Options{
-			HostPort:  o.Address,
-			Namespace: o.Namespace,
-			Logger:    tlog.NewStructuredLogger(log),
-		})
+		c, err := client.DialContext(ctx, co)
 		if err == nil {
 			return c, nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("connecting to Temporal at %s: %w", o.Address, err)
+		log.Info("waiting for Temporal", "address", co.HostPort, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connecting to Temporal at %s: %w", co.HostPort, err)
+		case <-time.After(2 * time.Second):
 		}
-		log.Info("waiting for Temporal", "address", o.Address, "error", err)
-		time.Sleep(2 * time.Second)
 	}
 }
 

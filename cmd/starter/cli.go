@@ -60,7 +60,7 @@ func newRunCmd() *cobra.Command {
 		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			p, err := f.Start()
+			p, err := f.Start(nil)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"go.temporal.io/sdk/worker"
@@ -29,7 +30,7 @@ func run() error {
 	var wh webhookFlags
 	wh.register(flag.CommandLine)
 	flag.Parse()
-	p, err := f.Start()
+	p, err := f.Start(nil)
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func run() error {
 	}
 
 	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptions())
-	acts := activities.New(conn.Kube, log)
+	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
 	workflows.Register(w, acts)
 	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)

@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +29,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/metrics"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
@@ -200,11 +204,33 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.countUpgrades(ctx)
+	}()
 	<-ctx.Done()
 	w.queue.ShutDown()
 	w.objects.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// countUpgrades keeps topoflow_upgrades_in_progress current: the running upgrade workflows of
+// the task queue, counted in Temporal's visibility store every 30 s.
+func (w *Watcher) countUpgrades(ctx context.Context) {
+	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", workflows.ClusterUpgradeWorkflowType, w.opts.TaskQueue)
+	for {
+		resp, err := w.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err == nil {
+			metrics.UpgradesInProgress.Set(float64(resp.GetCount()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(30 * time.Second):
+		}
+	}
 }
 
 var extensionConfigs = schema.GroupVersionResource{Group: "runtime.cluster.x-k8s.io", Version: "v1alpha1", Resource: "extensionconfigs"}
@@ -250,10 +276,16 @@ func asUnstructured(obj any) *unstructured.Unstructured {
 
 func (w *Watcher) enqueue(ns, name, source string) {
 	key := ns + "/" + name
+	kind, _, _ := strings.Cut(source, " ")
+	metrics.EventsReceived.WithLabelValues(kind).Inc()
 	w.mu.Lock()
+	if _, queued := w.sources[key]; queued {
+		metrics.EventsCoalesced.WithLabelValues().Inc()
+	}
 	w.sources[key] = source
 	w.mu.Unlock()
 	w.queue.Add(key)
+	metrics.QueueDepth.Set(float64(w.queue.Len()))
 }
 
 // onCluster reacts to spec, metadata and deletion changes (and informer resyncs), not to the
@@ -265,9 +297,9 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 	}
 	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
 		if old.GetGeneration() == u.GetGeneration() &&
-			equalMaps(old.GetLabels(), u.GetLabels()) && equalMaps(old.GetAnnotations(), u.GetAnnotations()) &&
+			maps.Equal(old.GetLabels(), u.GetLabels()) && maps.Equal(old.GetAnnotations(), u.GetAnnotations()) &&
 			(old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) &&
-			equalStrings(old.GetFinalizers(), u.GetFinalizers()) {
+			slices.Equal(old.GetFinalizers(), u.GetFinalizers()) {
 			return
 		}
 	}
@@ -384,7 +416,7 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 			return
 		}
 		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
-			equalMaps(o.GetLabels(), u.GetLabels()) && equalMaps(o.GetAnnotations(), u.GetAnnotations()) {
+			maps.Equal(o.GetLabels(), u.GetLabels()) && maps.Equal(o.GetAnnotations(), u.GetAnnotations()) {
 			return
 		}
 		key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
@@ -448,11 +480,14 @@ func (w *Watcher) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer w.queue.Done(key)
+	metrics.QueueDepth.Set(float64(w.queue.Len()))
 	if err := w.signal(ctx, key); err != nil {
+		metrics.SignalsSent.WithLabelValues("error").Inc()
 		w.log.Warn("signalling Cluster workflow failed; will retry", "cluster", key, "error", err)
 		w.queue.AddRateLimited(key)
 		return true
 	}
+	metrics.SignalsSent.WithLabelValues("ok").Inc()
 	w.queue.Forget(key)
 	return true
 }
@@ -504,28 +539,4 @@ func (w *Watcher) signal(ctx context.Context, key string) error {
 	}
 	w.log.Debug("signalled", "workflow", id, "source", source)
 	return nil
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

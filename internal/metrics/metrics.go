@@ -1,0 +1,165 @@
+// Package metrics holds topoflow's own Prometheus metrics, the Temporal SDK's (through the SDK's
+// OpenTelemetry handler), and the HTTP endpoint that serves them with /healthz and /readyz.
+// Every process registers into one registry (Registry) and serves it with Serve.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.temporal.io/sdk/client"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+)
+
+// Registry is the process's metrics registry: topoflow's metrics, Go and process metrics, and
+// (after TemporalHandler) the Temporal SDK's.
+var Registry = prometheus.NewRegistry()
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "topoflow", Name: name, Help: help}, labels)
+	Registry.MustRegister(c)
+	return c
+}
+
+// topoflow's metrics. The README's metrics table lists them.
+var (
+	// Watch events the starter received, by kind of object, and those folded into an event
+	// already queued for the same Cluster.
+	EventsReceived  = counter("watch_events_received_total", "Watch events received, by object kind.", "kind")
+	EventsCoalesced = counter("watch_events_coalesced_total", "Watch events folded into one already queued for the same Cluster.")
+	QueueDepth      = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
+	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
+	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
+	// Requests to the Kubernetes API server, by verb (get, list, watch, create, patch, update,
+	// delete) and response code class (2xx, 4xx, 5xx, error).
+	APIRequests = counter("api_requests_total", "Requests to the Kubernetes API server, by verb and code class.", "verb", "code")
+	// Lifecycle hook calls, by hook and outcome (passed, blocked, failed, no-handler).
+	HookCalls    = counter("hook_calls_total", "Lifecycle hook calls, by hook and outcome.", "hook", "outcome")
+	HookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "topoflow", Name: "hook_call_duration_seconds",
+		Help: "Latency of lifecycle hook calls (all handlers of the hook), by hook.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}, []string{"hook"})
+	// Upgrade workflows running (the starter counts them in Temporal's visibility store).
+	UpgradesInProgress = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "upgrades_in_progress", Help: "ClusterUpgrade workflows running."})
+)
+
+func init() {
+	Registry.MustRegister(QueueDepth, HookDuration, UpgradesInProgress,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// TemporalHandler is a Temporal SDK metrics handler whose series (temporal_*) are served from
+// Registry, through the SDK's OpenTelemetry contrib handler and OpenTelemetry's Prometheus
+// exporter.
+func TemporalHandler() (client.MetricsHandler, error) {
+	exp, err := otelprom.New(otelprom.WithRegisterer(Registry), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
+	if err != nil {
+		return nil, fmt.Errorf("Temporal SDK metrics: %w", err)
+	}
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	return temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{
+		Meter:   provider.Meter("temporal-sdk-go"),
+		OnError: func(err error) { slog.Default().Warn("Temporal SDK metric", "error", err) },
+	}), nil
+}
+
+// CountRequests wraps an API server transport so every request is counted in APIRequests.
+func CountRequests(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper{next: rt}
+}
+
+type roundTripper struct{ next http.RoundTripper }
+
+func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode/100) + "xx"
+	}
+	APIRequests.WithLabelValues(verb(req), code).Inc()
+	return resp, err
+}
+
+// verb names a request the way the API server's audit log does.
+func verb(req *http.Request) string {
+	switch req.Method {
+	case http.MethodGet:
+		q := req.URL.Query()
+		switch {
+		case q.Get("watch") == "true" || q.Get("watch") == "1":
+			return "watch"
+		case isCollection(req.URL.Path):
+			return "list"
+		}
+		return "get"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		if req.Header.Get("Content-Type") == "application/apply-patch+yaml" {
+			return "apply"
+		}
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return req.Method
+}
+
+// isCollection says the path names a collection (list) rather than one object (get):
+// /api/v1/[namespaces/NS/]RESOURCE or /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE.
+func isCollection(path string) bool {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	base := 3 // apis, group, version
+	if segs[0] == "api" {
+		base = 2
+	}
+	if len(segs) > base+2 && segs[base] == "namespaces" {
+		base += 2
+	}
+	return len(segs) == base+1
+}
+
+// Serve serves /metrics, /healthz (the process runs) and /readyz (ready says whether it can do
+// its work) on addr until ctx ends.
+func Serve(ctx context.Context, addr string, ready func() error, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if ready != nil {
+			if err := ready(); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics and health endpoint: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	log.Info("metrics and health endpoint serving", "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
