@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -48,6 +49,8 @@ type Activities struct {
 	answers *answerCache
 	// hookAnswers gives a retried hook call the answer its earlier attempt received (nil: none).
 	hookAnswers *hookLedger
+	// Events records Kubernetes Events on Clusters (nil: none; see event).
+	Events record.EventRecorder
 }
 
 // New returns the activity set.

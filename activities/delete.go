@@ -77,12 +77,19 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 		return nil, err
 	}
 	res := &DeleteResult{}
+	deleting := 0
+	defer func() {
+		if deleting > 0 {
+			a.event(cluster, corev1.EventTypeNormal, "DeleteStep", "Delete step %s: deleting %d object(s)", in.Step, deleting)
+		}
+	}()
 	for _, o := range objs {
 		ref := corev1.ObjectReference{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName()}
 		if o.GetDeletionTimestamp() == nil {
 			if err := a.Kube.DeleteRef(ctx, &ref, o.GetNamespace()); err != nil {
 				return nil, err
 			}
+			deleting++
 			a.Log.InfoContext(ctx, "deleting", "cluster", in.Cluster.String(), "step", in.Step, "kind", o.GetKind(), "name", o.GetName())
 		}
 		// An object without finalizers is gone at once; one held by a provider remains (its

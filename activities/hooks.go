@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/metrics"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
@@ -93,7 +96,9 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 		return nil, err
 	}
 	metrics.HookDuration.WithLabelValues(in.Hook).Observe(time.Since(started).Seconds())
-	metrics.HookCalls.WithLabelValues(in.Hook, hookOutcome(res)).Inc()
+	outcome := hookOutcome(res)
+	metrics.HookCalls.WithLabelValues(in.Hook, outcome).Inc()
+	a.hookEvent(cluster, in, outcome, res)
 	for _, c := range res.Calls {
 		a.Log.InfoContext(ctx, "hook called", "cluster", in.Cluster.String(), "hook", in.Hook, "handler", c.Handler,
 			"status", c.Status, "retryAfterSeconds", c.RetryAfterSeconds, "error", c.Error, "ignored", c.Ignored)
@@ -143,4 +148,22 @@ func hookOutcome(res *runtimeext.Result) string {
 		return "blocked"
 	}
 	return "passed"
+}
+
+// hookEvent tells, on the Cluster, what a hook's answer means for it: blocking (with the
+// extensions' message), failing, or an upgrade started or completed.
+func (a *Activities) hookEvent(c *clusterv1.Cluster, in HookCall, outcome string, res *runtimeext.Result) {
+	switch {
+	case outcome == "blocked":
+		a.event(c, corev1.EventTypeNormal, "HookBlocking", "%s asked to wait %ds: %s", in.Hook, res.RetryAfterSeconds, res.Message)
+	case outcome == "failed":
+		a.event(c, corev1.EventTypeWarning, "HookFailed", "%s failed: %s", in.Hook, res.Message)
+	case in.Hook == hooksv1.BeforeClusterUpgrade:
+		a.event(c, corev1.EventTypeNormal, "UpgradeStarted", "Upgrade %s -> %s started (control plane steps %s)",
+			in.FromKubernetesVersion, in.ToKubernetesVersion, strings.Join(in.ControlPlaneUpgrades, ", "))
+	case in.Hook == hooksv1.AfterClusterUpgrade:
+		a.event(c, corev1.EventTypeNormal, "UpgradeCompleted", "Upgrade to %s completed", in.KubernetesVersion)
+	case in.Hook == hooksv1.BeforeClusterDelete:
+		a.event(c, corev1.EventTypeNormal, "DeleteStarted", "Deleting the topology: workers, control plane, infrastructure, templates")
+	}
 }

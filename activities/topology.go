@@ -141,6 +141,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.applyControlPlane(ctx, l, state, res); err != nil {
 			return nil, err
 		}
+		a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
 		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
 			return nil, err
 		}
@@ -148,6 +149,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		if err := a.applyWorkers(ctx, l, state, res); err != nil {
 			return nil, err
 		}
+		a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
 		if err := a.deletePoolTemplates(ctx, l, state, objs, res); err != nil {
 			return nil, err
 		}

@@ -43,6 +43,12 @@ func run() error {
 	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptions())
 	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
+	events, stopEvents, err := activities.NewEventRecorder(conn.Kube.Config)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
+	acts.Events = events
 	workflows.Register(w, acts)
 	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {

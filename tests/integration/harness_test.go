@@ -117,6 +117,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 		w = worker.New(tc, e.taskQueue, workflows.WorkerOptions())
 		acts := activities.New(tk, log)
 		acts.Temporal = tc
+		events, stopEvents, err := activities.NewEventRecorder(tk.Config)
+		require.NoError(t, err)
+		t.Cleanup(stopEvents)
+		acts.Events = events
 		workflows.Register(w, acts)
 		require.NoError(t, w.Start())
 	}

@@ -89,4 +89,9 @@ func TestLeastPrivilege(t *testing.T) {
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
 	require.NotEmpty(t, ext.Calls(hooksv1.BeforeClusterDelete), "the delete hook was called")
+	// The Events were written under the ServiceAccount too.
+	e.eventually(10*time.Second, "Events of the create and the delete", func() (bool, string) {
+		got := e.eventReasons("demo")
+		return got["TopologyCreated"] > 0 && got["DeleteStep"] > 0, fmt.Sprint(got)
+	})
 }
