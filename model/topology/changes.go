@@ -35,37 +35,39 @@ func ControlPlaneChanges(cur desired.Current, st *desired.State) []Change {
 // new version.
 func WorkerChanges(cur desired.Current, st *desired.State) []Change {
 	var out []Change
+	for _, md := range st.MachineDeployments {
+		var from *string
+		c, exists := cur.MachineDeployments[md.TopologyName]
+		if exists {
+			from = c.Spec.Template.Spec.Version
+		}
+		out = poolChange(out, "MachineDeployment", md.TopologyName, md.Object.Name, md.Pending || md.PendingCreate, exists, from, md.Object.Spec.Template.Spec.Version)
+	}
+	for _, mp := range st.MachinePools {
+		var from *string
+		c, exists := cur.MachinePools[mp.TopologyName]
+		if exists {
+			from = c.Spec.Template.Spec.Version
+		}
+		out = poolChange(out, "MachinePool", mp.TopologyName, mp.Object.Name, mp.Pending || mp.PendingCreate, exists, from, mp.Object.Spec.Template.Spec.Version)
+	}
+	return out
+}
+
+// poolChange appends the change of one pool written in this pass (none when it waits).
+func poolChange(out []Change, kind, pool, name string, waits, exists bool, from, to *string) []Change {
 	str := func(s *string) string {
 		if s == nil {
 			return ""
 		}
 		return *s
 	}
-	for _, md := range st.MachineDeployments {
-		if md.Pending || md.PendingCreate {
-			continue
-		}
-		to := str(md.Object.Spec.Template.Spec.Version)
-		c, ok := cur.MachineDeployments[md.TopologyName]
-		switch {
-		case !ok:
-			out = append(out, Change{"MachineDeploymentCreated", fmt.Sprintf("Created MachineDeployment %s for pool %s (Kubernetes %s)", md.Object.Name, md.TopologyName, to)})
-		case str(c.Spec.Template.Spec.Version) != to:
-			out = append(out, Change{"MachineDeploymentUpgrade", fmt.Sprintf("MachineDeployment %s (pool %s): version %s -> %s", c.Name, md.TopologyName, str(c.Spec.Template.Spec.Version), to)})
-		}
-	}
-	for _, mp := range st.MachinePools {
-		if mp.Pending || mp.PendingCreate {
-			continue
-		}
-		to := str(mp.Object.Spec.Template.Spec.Version)
-		c, ok := cur.MachinePools[mp.TopologyName]
-		switch {
-		case !ok:
-			out = append(out, Change{"MachinePoolCreated", fmt.Sprintf("Created MachinePool %s for pool %s (Kubernetes %s)", mp.Object.Name, mp.TopologyName, to)})
-		case str(c.Spec.Template.Spec.Version) != to:
-			out = append(out, Change{"MachinePoolUpgrade", fmt.Sprintf("MachinePool %s (pool %s): version %s -> %s", c.Name, mp.TopologyName, str(c.Spec.Template.Spec.Version), to)})
-		}
+	switch {
+	case waits:
+	case !exists:
+		out = append(out, Change{kind + "Created", fmt.Sprintf("Created %s %s for pool %s (Kubernetes %s)", kind, name, pool, str(to))})
+	case str(from) != str(to):
+		out = append(out, Change{kind + "Upgrade", fmt.Sprintf("%s %s (pool %s): version %s -> %s", kind, name, pool, str(from), str(to))})
 	}
 	return out
 }
