@@ -16,6 +16,11 @@ if [[ -n "$unformatted" ]]; then echo "gofmt would change: $unformatted" >&2; ex
 go vet ./...
 go vet -tags integration ./tests/...
 
+echo "== docker-compose.yaml (parsed and validated; this machine kind runs no container engine)"
+source deploy/stack/lib.sh
+command -v docker-compose >/dev/null || { as_root apt-get update -qq; as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+KUBECONFIG=/dev/null docker-compose -f docker-compose.yaml config -q
+
 echo "== unit tests"
 go test -race -count=1 ./model/... ./activities/... ./workflows/... ./cmd/... ./internal/... ./tests/sim/... ./tests/soak/...
 

@@ -112,7 +112,8 @@ fi
 # --- CRDs -----------------------------------------------------------------------
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 log "installing CRDs"
-kc apply --server-side --force-conflicts -f "$root/deploy/crds" -f "$root/deploy/crds/sim" >/dev/null
+kc apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
+kc apply --server-side --force-conflicts -f "$root/deploy/crds/sim" >/dev/null
 kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
 cat >"$STACK_DIR/env" <<ENV
