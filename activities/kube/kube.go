@@ -4,6 +4,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -172,14 +174,13 @@ func (c *Client) WaitForAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for {
-		if _, err = disco.ServerVersion(); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("API server not reachable: %w", err)
-		case <-time.After(time.Second):
-		}
+	var last error
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		_, last = disco.ServerVersion()
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("API server not reachable: %w", errors.Join(err, last))
 	}
+	return nil
 }
