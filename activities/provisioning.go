@@ -126,7 +126,7 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 func pickClusterEndpoint(items []unstructured.Unstructured, cluster string) *Endpoint {
 	for i := range items {
 		var ep clusterv1.ClusterEndpoint
-		if err := decode.FromUnstructured(&items[i], &ep); err != nil {
+		if _, err := decode.Lenient(&items[i], &ep); err != nil {
 			continue
 		}
 		if ep.Spec.Cluster != cluster || ep.Spec.Host == "" || ep.Spec.Port == 0 {

@@ -16,7 +16,6 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/validation"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -38,7 +37,7 @@ func (a *Activities) DiscoverExtension(ctx context.Context, ref ObjectRef) error
 		return fmt.Errorf("reading ExtensionConfig %s: %w", ref.Name, err)
 	}
 	cfg := &runtimev1.ExtensionConfig{}
-	if err := decode.FromUnstructured(u, cfg); err != nil {
+	if err := a.Kube.Decode(u, cfg); err != nil {
 		return invalid(err)
 	}
 	return (&runtimeext.Client{Kube: a.Kube}).Discover(ctx, cfg)

@@ -430,7 +430,7 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].GetName() < list.Items[j].GetName() })
 	out := make([]T, len(list.Items))
 	for i := range list.Items {
-		if err := decode.FromUnstructured(&list.Items[i], &out[i]); err != nil {
+		if err := a.Kube.Decode(&list.Items[i], &out[i]); err != nil {
 			return nil, fmt.Errorf("decoding %s %s: %w", list.Items[i].GetKind(), list.Items[i].GetName(), err)
 		}
 	}

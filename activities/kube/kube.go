@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +44,31 @@ var (
 type Client struct {
 	Config  *rest.Config
 	Dynamic dynamic.Interface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
-	mu      sync.Mutex
+	// Warn hears of fields an object read had that topoflow's types do not know (nil: ignored;
+	// see WarnOnce).
+	Warn   func(*decode.FieldError)
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	mu     sync.Mutex
+}
+
+// WarnOnce is a Warn that logs each object's unknown fields once (until the set changes), not
+// on every read: the same object is read every pass.
+func WarnOnce(log *slog.Logger) func(*decode.FieldError) {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	return func(fe *decode.FieldError) {
+		problems := strings.Join(fe.Problems, "; ")
+		mu.Lock()
+		if len(seen) > 10000 {
+			clear(seen)
+		}
+		repeat := seen[fe.Object] == problems
+		seen[fe.Object] = problems
+		mu.Unlock()
+		if !repeat {
+			log.Warn("ignoring fields topoflow does not know (a newer API version?)", "object", fe.Object, "fields", problems)
+		}
+	}
 }
 
 // RESTConfig loads a kubeconfig (empty path: KUBECONFIG or in-cluster).
@@ -112,7 +137,20 @@ func (c *Client) GetTyped(ctx context.Context, gvr schema.GroupVersionResource, 
 	if err != nil {
 		return err
 	}
-	return decode.FromUnstructured(u, out)
+	return c.Decode(u, out)
+}
+
+// Decode converts an object read from the API server into a typed one, leniently (see
+// decode.Lenient): fields topoflow's types do not know are ignored and reported to Warn.
+func (c *Client) Decode(u *unstructured.Unstructured, out any) error {
+	warning, err := decode.Lenient(u, out)
+	if err != nil {
+		return err
+	}
+	if warning != nil && c.Warn != nil {
+		c.Warn(warning)
+	}
+	return nil
 }
 
 // DeleteRef deletes the object a reference points at; an absent object is not an error.

@@ -28,7 +28,6 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/status"
 )
 
@@ -207,7 +206,7 @@ func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]regist
 	var out []registered
 	for i := range list.Items {
 		cfg := &runtimev1.ExtensionConfig{}
-		if err := decode.FromUnstructured(&list.Items[i], cfg); err != nil {
+		if err := c.Kube.Decode(&list.Items[i], cfg); err != nil {
 			return nil, fmt.Errorf("ExtensionConfig %s: %w", list.Items[i].GetName(), err)
 		}
 		if ok, err := c.selects(ctx, cfg, ns); err != nil || !ok {

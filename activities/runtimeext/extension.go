@@ -10,7 +10,6 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	"github.com/topoflow/topoflow/model/decode"
 )
 
 // ExtensionError is a failed call of one named handler: it could not be reached or answered
@@ -44,7 +43,7 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 		return fmt.Errorf("reading ExtensionConfig %s: %w", config, err)
 	}
 	cfg := &runtimev1.ExtensionConfig{}
-	if err := decode.FromUnstructured(u, cfg); err != nil {
+	if err := c.Kube.Decode(u, cfg); err != nil {
 		return fmt.Errorf("ExtensionConfig %s: %w", config, err)
 	}
 	if namespace != "" {

@@ -63,6 +63,29 @@ func FromUnstructured(u *unstructured.Unstructured, out any) error {
 	return StrictJSON(js, out)
 }
 
+// Lenient converts an unstructured object read from the API server into a typed one. A field
+// the types do not know (a newer Cluster API adds fields) or a duplicate is not an error: the
+// rest is decoded, and the problems come back as a FieldError warning (nil when none). Files an
+// operator hands over (plan -f) are decoded strictly instead.
+func Lenient(u *unstructured.Unstructured, out any) (warning *FieldError, err error) {
+	js, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	strictErrs, err := kjson.UnmarshalStrict(js, out, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(strictErrs) == 0 {
+		return nil, nil
+	}
+	fe := &FieldError{Object: describe(js)}
+	for _, e := range strictErrs {
+		fe.Problems = append(fe.Problems, e.Error())
+	}
+	return fe, nil
+}
+
 // Documents splits a multi-document YAML (or a JSON stream) into unstructured objects,
 // skipping empty documents. A kubectl-style List is expanded into its items.
 func Documents(r io.Reader) ([]*unstructured.Unstructured, error) {

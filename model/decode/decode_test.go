@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -196,4 +197,26 @@ func FuzzStrict(f *testing.F) {
 		var again clusterv1.ClusterClass
 		require.NoError(t, Strict(y, &again))
 	})
+}
+
+// TestLenient: an object read from the API server with a field the types do not know decodes,
+// and the field comes back as a warning naming its path; a clean object has no warning.
+func TestLenient(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "c", "namespace": "ns"},
+		"spec":     map[string]any{"paused": true, "futureField": "x"},
+	}}
+	var c clusterv1.Cluster
+	warning, err := Lenient(u, &c)
+	require.NoError(t, err)
+	assert.True(t, c.Spec.Paused, "the known fields are decoded")
+	require.NotNil(t, warning)
+	assert.Contains(t, warning.Error(), `unknown field "spec.futureField"`)
+
+	delete(u.Object["spec"].(map[string]any), "futureField")
+	warning, err = Lenient(u, &c)
+	require.NoError(t, err)
+	assert.Nil(t, warning)
+	assert.Error(t, FromUnstructured(&unstructured.Unstructured{Object: map[string]any{"kind": "Cluster", "spec": map[string]any{"futureField": 1}}}, &c), "FromUnstructured stays strict")
 }

@@ -73,6 +73,7 @@ func (f *Flags) Connect(ctx context.Context, log *slog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	kc.Warn = kube.WarnOnce(log)
 	if err := kc.WaitForAPI(ctx); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
-	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -245,7 +244,7 @@ func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 	if mds, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
 		for i := range mds.Items {
 			md := &clusterv1.MachineDeployment{}
-			if decode.FromUnstructured(&mds.Items[i], md) != nil {
+			if k.Decode(&mds.Items[i], md) != nil {
 				continue
 			}
 			out = append(out, Part{Pool: md.Labels[labels.MachineDeploymentName], Kind: "MachineDeployment", Name: md.Name,
@@ -255,7 +254,7 @@ func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 	if mps, err := k.Dynamic.Resource(kube.MachinePools).Namespace(ns).List(ctx, sel); err == nil {
 		for i := range mps.Items {
 			mp := &clusterv1.MachinePool{}
-			if decode.FromUnstructured(&mps.Items[i], mp) != nil {
+			if k.Decode(&mps.Items[i], mp) != nil {
 				continue
 			}
 			out = append(out, Part{Pool: mp.Labels[labels.MachinePoolName], Kind: "MachinePool", Name: mp.Name,

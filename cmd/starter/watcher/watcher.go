@@ -371,7 +371,7 @@ func (w *Watcher) fanOutClass(ns, name, source string) {
 // template edit reaches the class's Clusters as an event (not only at the next resync).
 func (w *Watcher) trackTemplates(class *unstructured.Unstructured) {
 	var cc clusterv1.ClusterClass
-	if err := decode.FromUnstructured(class, &cc); err != nil {
+	if _, err := decode.Lenient(class, &cc); err != nil {
 		return // an invalid class is reported by the Clusters' workflows
 	}
 	classKey := cc.Namespace + "/" + cc.Name
