@@ -17,6 +17,9 @@ TEMPORAL_PORT="${TOPOFLOW_TEMPORAL_PORT:-$((7233 + _off))}"
 TEMPORAL_UI_PORT="${TOPOFLOW_TEMPORAL_UI_PORT:-$((8233 + _off))}"
 # topoflow's admission webhooks (served by the worker, registered by run.sh).
 WEBHOOK_PORT="${TOPOFLOW_WEBHOOK_PORT:-$((9443 + _off))}"
+# Metrics and health endpoints of the worker and the starter.
+WORKER_METRICS_PORT="${TOPOFLOW_WORKER_METRICS_PORT:-$((9090 + _off))}"
+STARTER_METRICS_PORT="${TOPOFLOW_STARTER_METRICS_PORT:-$((9091 + _off))}"
 KUBECONFIG_FILE="$STACK_DIR/kubeconfig"
 TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 BIN="$root/bin"

@@ -15,8 +15,8 @@ start simprovider "$BIN/simprovider"
 # The worker also serves the Cluster and ClusterClass admission webhooks (a self-signed
 # certificate in $STACK_DIR/webhook) and registers them, so `kubectl apply` of bad input fails.
 start worker "$BIN/worker" --webhook-addr "127.0.0.1:$WEBHOOK_PORT" --webhook-cert-dir "$STACK_DIR/webhook" \
-  --webhook-self-signed --webhook-register-url "https://127.0.0.1:$WEBHOOK_PORT"
-start starter "$BIN/starter"
+  --webhook-self-signed --webhook-register-url "https://127.0.0.1:$WEBHOOK_PORT" --metrics-addr "127.0.0.1:$WORKER_METRICS_PORT"
+start starter "$BIN/starter" run --metrics-addr "127.0.0.1:$STARTER_METRICS_PORT"
 wait_for "the admission webhooks" 30 curl -sfk "https://127.0.0.1:$WEBHOOK_PORT/healthz" ||
   { log "the worker does not serve its webhooks:"; tail -20 "$STACK_DIR/worker.log" >&2; exit 1; }
 for name in simprovider worker starter; do
@@ -37,6 +37,7 @@ cat <<MSG
 topoflow is running on the local stack.
   Temporal UI:   http://127.0.0.1:$TEMPORAL_UI_PORT  (workflow topology/default/demo)
   Webhooks:      https://127.0.0.1:$WEBHOOK_PORT (Cluster, ClusterClass admission; served by the worker)
+  Metrics:       http://127.0.0.1:$WORKER_METRICS_PORT/metrics (worker), http://127.0.0.1:$STARTER_METRICS_PORT/metrics (starter)
   Watch it:      $BIN/kubectl --kubeconfig $KUBECONFIG_FILE get cluster,simcluster,simcontrolplane,machinedeployments -A -w
   Logs:          $STACK_DIR/{worker,starter,simprovider,kube-apiserver,temporal,etcd}.log
   Environment:   source $STACK_DIR/env
