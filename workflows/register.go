@@ -28,3 +28,17 @@ func Register(r Registry, a *activities.Activities) {
 func WorkerOptions() worker.Options {
 	return worker.Options{Interceptors: []interceptor.WorkerInterceptor{temporalx.Heartbeats()}}
 }
+
+// Concurrency sizes a worker: how many activities and workflow tasks it runs at once (0: the
+// SDK's defaults, 1000 each).
+type Concurrency struct {
+	Activities, WorkflowTasks int
+}
+
+// WorkerOptionsWith is WorkerOptions with the concurrency set.
+func WorkerOptionsWith(c Concurrency) worker.Options {
+	o := WorkerOptions()
+	o.MaxConcurrentActivityExecutionSize = c.Activities
+	o.MaxConcurrentWorkflowTaskExecutionSize = c.WorkflowTasks
+	return o
+}

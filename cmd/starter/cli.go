@@ -55,6 +55,7 @@ func newRunCmd() *cobra.Command {
 	var taskQueue, watchNS string
 	var resync time.Duration
 	var le leaderElection
+	var signallers int
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
@@ -65,7 +66,7 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			w := watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true}, p.Log)
+			w := watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers}, p.Log)
 			return le.run(p.Ctx, p.Conn.Kube, p.Log, w.Run)
 		},
 	}
@@ -73,6 +74,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
 	cmd.Flags().StringVar(&watchNS, "namespace", "", "watch only this Kubernetes namespace (default: all)")
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
+	cmd.Flags().IntVar(&signallers, "signal-workers", 4, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = "default"

@@ -29,6 +29,9 @@ func run() error {
 	taskQueue := flag.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
 	var wh webhookFlags
 	wh.register(flag.CommandLine)
+	var conc workflows.Concurrency
+	flag.IntVar(&conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
+	flag.IntVar(&conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
 	flag.Parse()
 	p, err := f.Start(nil)
 	if err != nil {
@@ -40,7 +43,7 @@ func run() error {
 		return err
 	}
 
-	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptions())
+	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptionsWith(conc))
 	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
 	events, stopEvents, err := activities.NewEventRecorder(conn.Kube.Config)

@@ -27,6 +27,9 @@ type Flags struct {
 	Debug             bool
 	LogFormat         string
 	MetricsAddr       string
+	// KubeQPS and KubeBurst bound the process's requests to the API server (client-side).
+	KubeQPS   float64
+	KubeBurst int
 }
 
 // Register adds the flags to a flag set.
@@ -37,6 +40,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Debug, "debug", false, "debug logging")
 	fs.StringVar(&f.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :8080); off when empty")
+	fs.Float64Var(&f.KubeQPS, "kube-api-qps", 100, "sustained requests per second to the API server (client-side limit)")
+	fs.IntVar(&f.KubeBurst, "kube-api-burst", 200, "requests to the API server allowed in a burst above --kube-api-qps")
 }
 
 // Logger returns the process's structured logger.
@@ -67,6 +72,9 @@ func (f *Flags) Connect(ctx context.Context, log *slog.Logger) (*Conn, error) {
 	cfg, err := kube.RESTConfig(f.Kubeconfig)
 	if err != nil {
 		return nil, err
+	}
+	if f.KubeQPS > 0 {
+		cfg.QPS, cfg.Burst = float32(f.KubeQPS), f.KubeBurst
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return metrics.CountRequests(rt) })
 	kc, err := kube.New(cfg)
