@@ -60,7 +60,7 @@ func TestEvents(t *testing.T) {
 		got := e.eventReasons("demo")
 		return got["TopologyCreated"] == 1 && got["MachineDeploymentCreated"] == 2 && got["MachinePoolCreated"] == 1, fmt.Sprint(got)
 	})
-	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 2*time.Second, "waiting for the maintenance window")
+	ext.BlockFirstCall(2, "waiting for the maintenance window", hooksv1.BeforeClusterUpgrade)
 	e.setVersion("demo", "v1.33.1")
 	e.waitUpgraded(ext, "v1.33.1", 120*time.Second)
 	e.eventually(10*time.Second, "upgrade Events", func() (bool, string) {
