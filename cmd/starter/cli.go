@@ -66,8 +66,11 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			w := watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers}, p.Log)
-			return le.run(p.Ctx, p.Conn.Kube, p.Log, w.Run)
+			// A new watcher for every term as leader (one whose Run ended cannot run again).
+			lead := func(ctx context.Context) error {
+				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers}, p.Log).Run(ctx)
+			}
+			return le.campaign(p.Ctx, p.Conn.Kube, p.Log, lead)
 		},
 	}
 	goFlags(cmd, f.Register)

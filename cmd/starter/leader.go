@@ -26,9 +26,22 @@ type leaderElection struct {
 	lease, renew, retry time.Duration
 }
 
-// errLostLease ends a starter that lost its Lease: it exits, and its supervisor (the Deployment)
-// starts it again as a follower; a leader's watches are not left running twice.
+// errLostLease ends a term as leader that lost its Lease (it could not renew it, for example
+// while the API server was away longer than the renew deadline).
 var errLostLease = errors.New("lost the leader election Lease")
+
+// campaign runs terms as leader until ctx ends: after a lost Lease (its watcher has stopped by
+// then, so two leaders never overlap) the starter stands for election again instead of exiting,
+// so it recovers from an API server outage without a supervisor (the local stack has none).
+func (le leaderElection) campaign(ctx context.Context, kc *kube.Client, log *slog.Logger, lead func(context.Context) error) error {
+	for {
+		err := le.run(ctx, kc, log, lead)
+		if !errors.Is(err, errLostLease) || ctx.Err() != nil {
+			return err
+		}
+		log.Warn("lost the leader election Lease; standing for election again", "lease", le.namespace+"/"+le.name)
+	}
+}
 
 // run calls lead with a context that lives while this process holds the Lease; it returns when
 // ctx ends, or with errLostLease when the Lease was lost.

@@ -43,7 +43,8 @@ func (b *lockedBuffer) String() string {
 
 // TestStarterLeaderElection (#10): two starter processes; one takes the Lease and drives the
 // Clusters, the other follows. Killed with SIGKILL, the leader is replaced within the lease time,
-// the new leader drives a new Cluster, and no workflow run was ever terminated by a second starter
+// the new leader drives a new Cluster, survives an API server outage longer than its renew
+// deadline (it loses the Lease and takes it again), and no workflow run was ever terminated by a second starter
 // (before leader election both started the ClusterClass's registry workflow, terminating each
 // other's runs, and doubled every signal).
 func TestStarterLeaderElection(t *testing.T) {
@@ -102,6 +103,20 @@ func TestStarterLeaderElection(t *testing.T) {
 		}
 	})
 	e.waitReconciled("demo2", 90*time.Second)
+
+	// The API server away longer than the renew deadline: the leader loses its Lease, stands for
+	// election again (it has no supervisor to restart it) and drives the next Cluster.
+	e.outage("kube-apiserver", 8*time.Second)
+	e.eventually(60*time.Second, "leading again after the lost Lease", func() (bool, string) {
+		return strings.Count(follower.out.String(), "leading: watching and signalling") >= 2, ""
+	})
+	assert.Contains(t, follower.out.String(), "standing for election again")
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			u.SetName("demo3")
+		}
+	})
+	e.waitReconciled("demo3", 90*time.Second)
 
 	resp, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: temporalx.Options{}.FromEnv().Namespace,
