@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ func diff(path string, have, want any, ops []op) []op {
 		}
 		return ops
 	}
-	for _, k := range sortedKeys(wm) {
+	for _, k := range slices.Sorted(maps.Keys(wm)) {
 		p := path + "/" + escape(k)
 		if hv, ok := hm[k]; ok {
 			ops = diff(p, hv, wm[k], ops)
@@ -68,7 +69,7 @@ func diff(path string, have, want any, ops []op) []op {
 			ops = append(ops, op{Op: "add", Path: p, Value: wm[k]})
 		}
 	}
-	for _, k := range sortedKeys(hm) {
+	for _, k := range slices.Sorted(maps.Keys(hm)) {
 		if _, ok := wm[k]; !ok && empty(hm[k]) {
 			ops = append(ops, op{Op: "remove", Path: path + "/" + escape(k)})
 		}
@@ -84,15 +85,6 @@ func empty(v any) bool {
 		return len(x) == 0
 	}
 	return false
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // escape makes a JSON pointer token of a key (RFC 6901).
