@@ -79,6 +79,11 @@ func Dial(ctx context.Context, o Options, log *slog.Logger) (client.Client, erro
 	if err != nil {
 		return nil, err
 	}
+	return DialOptions(ctx, co, log)
+}
+
+// DialOptions is Dial with the client options already resolved (see ClientOptions).
+func DialOptions(ctx context.Context, co client.Options, log *slog.Logger) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {

@@ -95,7 +95,7 @@ func (f *Flags) Connect(ctx context.Context, log *slog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc, err := temporalx.Dial(ctx, opts, log)
+	tc, err := temporalx.DialOptions(ctx, co, log)
 	if err != nil {
 		return nil, err
 	}
