@@ -1,7 +1,8 @@
 // Package activities holds everything topoflow's workflows do to the world: reading Clusters,
 // ClusterClasses and templates, server-side applying topology objects, and writing status.
-// Every activity reads fresh state from the API server and is idempotent, so a retry after a
-// crash or an outage is always safe.
+// Every activity is idempotent, so a retry after a crash or an outage is always safe. In the
+// worker, reads come from an informer cache (kube.Cache: never older than what the worker wrote
+// or the triggering event showed) and an apply the cache shows would change nothing is not sent.
 package activities
 
 import (
@@ -15,7 +16,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/activities/runtimeext"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/validation"
 )
 
@@ -35,6 +38,12 @@ const (
 	// ErrInvalidTopology: the Cluster and its class cannot be combined into objects.
 	ErrInvalidTopology = "InvalidTopology"
 )
+
+// FieldManagers are the field managers topoflow writes under; a worker's read cache keeps their
+// managedFields entries (the no-op check reads them).
+func FieldManagers() []string {
+	return []string{labels.FieldManager, StatusFieldManager, pendingHooksFieldManager, runtimeext.CAInjectorFieldManager}
+}
 
 // Activities is the activity set a worker registers.
 type Activities struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -60,14 +59,14 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.
 func (a *Activities) ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
-	list, err := a.Kube.Dynamic.Resource(kube.Clusters).List(ctx, metav1.ListOptions{})
+	items, err := a.Kube.List(ctx, kube.Clusters, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("listing Clusters: %w", err)
 	}
 	var out []clusterv1.Cluster
-	for i := range list.Items {
+	for i := range items {
 		c := clusterv1.Cluster{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &c); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &c); err != nil {
 			continue // a Cluster that cannot be read cannot be using the class as far as we know
 		}
 		if c.Spec.Topology != nil && c.Spec.Topology.Class == class.Name && c.ClassNamespace() == class.Namespace {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -158,16 +157,16 @@ func (a *Activities) refObjects(ctx context.Context, cluster *clusterv1.Cluster,
 
 func (a *Activities) listOwnedUnstructured(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
 	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
-	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
 	if kube.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
 	}
-	out := make([]*unstructured.Unstructured, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
+	out := make([]*unstructured.Unstructured, len(items))
+	for i := range items {
+		out[i] = &items[i]
 	}
 	return out, nil
 }
@@ -211,7 +210,7 @@ func (a *Activities) RemoveFinalizer(ctx context.Context, ref ClusterRef) error 
 // setFinalizer adds or removes topoflow's finalizer with a read-modify-write (the API server
 // rejects a conflicting write, and the retry reads again).
 func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool) error {
-	u, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	u, err := a.Kube.Get(ctx, kube.Clusters, ref.Namespace, ref.Name, 0)
 	if kube.IsNotFound(err) {
 		return nil
 	}
@@ -235,7 +234,7 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 		kept = append(fins[:len(fins):len(fins)], labels.Finalizer)
 	}
 	u.SetFinalizers(kept)
-	if _, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ref.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: StatusFieldManager}); err != nil && !kube.IsNotFound(err) {
+	if _, err := a.Kube.Update(ctx, kube.Clusters, u, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("updating the finalizers of Cluster %s: %w", ref, err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -46,12 +45,12 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 	}
 	sel := labels.ClusterName + "=" + l.cluster.Name + "," + labels.TopologyOwned
 	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools, kube.MachineHealthChecks} {
-		list, err := a.Kube.Dynamic.Resource(gvr).Namespace(l.cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		items, err := a.Kube.List(ctx, gvr, l.cluster.Namespace, sel)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 		}
-		for i := range list.Items {
-			add(&list.Items[i])
+		for i := range items {
+			add(&items[i])
 		}
 	}
 	// Objects the current MachinePools point at (their bootstrap config and infrastructure pool).

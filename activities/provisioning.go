@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -108,12 +107,12 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	}
 
 	// A ClusterEndpoint (seed 003) takes precedence over the infrastructure cluster's endpoint.
-	eps, err := a.Kube.Dynamic.Resource(kube.ClusterEndpoints).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{})
+	eps, err := a.Kube.List(ctx, kube.ClusterEndpoints, cluster.Namespace, "")
 	if err != nil && !kube.IsNotFound(err) {
 		return nil, fmt.Errorf("listing ClusterEndpoints: %w", err)
 	}
 	if err == nil {
-		if ep := pickClusterEndpoint(eps.Items, cluster.Name); ep != nil {
+		if ep := pickClusterEndpoint(eps, cluster.Name); ep != nil {
 			p.Endpoint = ep
 		}
 	}

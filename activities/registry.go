@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -29,7 +28,7 @@ type ObjectRef struct {
 
 // DiscoverExtension runs discovery for one ExtensionConfig and records its handlers.
 func (a *Activities) DiscoverExtension(ctx context.Context, ref ObjectRef) error {
-	u, err := a.Kube.Dynamic.Resource(runtimev1.GroupVersion.WithResource("extensionconfigs")).Get(ctx, ref.Name, metav1.GetOptions{})
+	u, err := a.Kube.Get(ctx, runtimev1.GroupVersion.WithResource("extensionconfigs"), "", ref.Name, 0)
 	if kube.IsNotFound(err) {
 		return nil
 	}

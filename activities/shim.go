@@ -25,10 +25,9 @@ func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster)
 	if err != nil {
 		return metav1.OwnerReference{}, err
 	}
-	client := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace)
-	got, err := client.Create(ctx, u, metav1.CreateOptions{FieldManager: labels.FieldManager})
+	got, err := a.Kube.Create(ctx, secrets, u, labels.FieldManager)
 	if kube.IsAlreadyExists(err) {
-		got, err = client.Get(ctx, u.GetName(), metav1.GetOptions{})
+		got, err = a.Kube.Get(ctx, secrets, cluster.Namespace, u.GetName(), 0)
 	}
 	if err != nil {
 		return metav1.OwnerReference{}, fmt.Errorf("creating the cluster shim Secret %s/%s: %w", cluster.Namespace, u.GetName(), err)
@@ -39,9 +38,11 @@ func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster)
 // deleteShim deletes the Cluster's shim Secret once the Cluster owns what the shim guarded
 // (desired.ShimDeletable); an absent shim is fine.
 func (a *Activities) deleteShim(ctx context.Context, cluster *clusterv1.Cluster) error {
-	err := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace).Delete(ctx, desired.ShimName(cluster.Name), metav1.DeleteOptions{})
-	if err != nil && !kube.IsNotFound(err) {
-		return fmt.Errorf("deleting the cluster shim Secret %s/%s: %w", cluster.Namespace, desired.ShimName(cluster.Name), err)
+	// Without a garbage collector (the local stack) the infrastructure cluster and control plane
+	// keep their owner reference to the deleted shim, and every pass finds it deletable again;
+	// the client remembers the delete and does not send it again.
+	if err := a.Kube.Delete(ctx, secrets, cluster.Namespace, desired.ShimName(cluster.Name)); err != nil {
+		return fmt.Errorf("deleting the cluster shim Secret: %w", err)
 	}
 	return nil
 }

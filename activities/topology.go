@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -423,15 +422,15 @@ func inUse(state *desired.State, written []*unstructured.Unstructured) map[strin
 func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]T, error) {
 	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
 
-	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].GetName() < list.Items[j].GetName() })
-	out := make([]T, len(list.Items))
-	for i := range list.Items {
-		if err := a.Kube.Decode(&list.Items[i], &out[i]); err != nil {
-			return nil, fmt.Errorf("decoding %s %s: %w", list.Items[i].GetKind(), list.Items[i].GetName(), err)
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	out := make([]T, len(items))
+	for i := range items {
+		if err := a.Kube.Decode(&items[i], &out[i]); err != nil {
+			return nil, fmt.Errorf("decoding %s %s: %w", items[i].GetKind(), items[i].GetName(), err)
 		}
 	}
 	return out, nil
@@ -444,14 +443,14 @@ func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionRe
 	if withLabel != "" {
 		sel += "," + withLabel
 	}
-	list, err := a.Kube.Dynamic.Resource(gvr).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
 	switch {
 	case kube.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
 	}
-	return list.Items, nil
+	return items, nil
 }
 
 func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {

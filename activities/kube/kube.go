@@ -25,8 +25,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/topoflow/topoflow/internal/metrics"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/ssa"
 )
 
 // Well-known resources of the Cluster API core group.
@@ -49,6 +51,19 @@ type Client struct {
 	Warn   func(*decode.FieldError)
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	mu     sync.Mutex
+	// cache, when set (UseCache), serves reads and lets Apply skip requests that would change
+	// nothing; schemas types objects for that check.
+	cache   *Cache
+	schemas *schemas
+}
+
+// UseCache makes the client read through informers that run until ctx ends, and skip applies
+// the cache shows would change nothing (see Cache and model/ssa). The worker uses it; one-shot
+// commands read directly.
+// The cache keeps the managedFields entries of the given managers (topoflow's own).
+func (c *Client) UseCache(ctx context.Context, log *slog.Logger, managers ...string) {
+	c.cache = NewCache(ctx, c.Dynamic, log, managers...)
+	c.schemas = newSchemas(c.Config, log)
 }
 
 // WarnOnce is a Warn that logs each object's unknown fields once (until the set changes), not
@@ -128,12 +143,18 @@ func (c *Client) GetRef(ctx context.Context, ref *corev1.ObjectReference, ns str
 	if ref.Namespace != "" {
 		ns = ref.Namespace
 	}
-	return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	return c.getObject(ctx, gvr, ns, ref.Name, 0)
 }
 
-// GetTyped reads one object of a known resource and decodes it strictly into out.
+// Get reads one object of a known resource (through the cache when there is one), no older
+// than resourceVersion atLeast (0: any).
+func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
+	return c.getObject(ctx, gvr, ns, name, atLeast)
+}
+
+// GetTyped reads one object of a known resource and decodes it into out (see Decode).
 func (c *Client) GetTyped(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, out any) error {
-	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	u, err := c.getObject(ctx, gvr, ns, name, 0)
 	if err != nil {
 		return err
 	}
@@ -162,11 +183,82 @@ func (c *Client) DeleteRef(ctx context.Context, ref *corev1.ObjectReference, ns 
 	if ref.Namespace != "" {
 		ns = ref.Namespace
 	}
-	err = c.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, ref.Name, metav1.DeleteOptions{})
+	return c.Delete(ctx, gvr, ns, ref.Name)
+}
+
+// Delete deletes an object; an absent object is not an error. With a cache, an object the
+// cache knows is gone is not deleted again.
+func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
+	var lastSeen uint64
+	if c.cache != nil {
+		obj, found, served, _ := c.cache.get(ctx, gvr, ns, name, 0)
+		if served && found && (obj == nil || obj.GetDeletionTimestamp() != nil) {
+			return nil
+		}
+		if c.cache.deleted(gvr, ns, name) {
+			return nil
+		}
+		if obj != nil {
+			lastSeen = resourceVersion(obj)
+		}
+	}
+	err := c.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+		return fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, ns, name, err)
+	}
+	if c.cache != nil {
+		c.cache.Forget(gvr, ns, name, lastSeen)
 	}
 	return nil
+}
+
+// Create creates an object (an existing one is an AlreadyExists error).
+func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	out, err := c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager})
+	if c.cache != nil && (err == nil || IsAlreadyExists(err)) {
+		c.cache.created(gvr, u.GetNamespace(), u.GetName())
+		c.cache.Remember(gvr, out)
+	}
+	return out, err
+}
+
+// Update writes a whole object (read-modify-write; a conflict fails and the caller reads again).
+func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	out, err := c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return nil, err
+	}
+	if c.cache != nil {
+		c.cache.Remember(gvr, out)
+	}
+	return out, nil
+}
+
+// unchanged returns the cached object when applying obj as fieldManager (to subresource) would
+// change nothing (model/ssa decides), else nil.
+func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager, subresource string) *unstructured.Unstructured {
+	if c.cache == nil {
+		return nil
+	}
+	live, found, served, _ := c.cache.get(ctx, gvr, obj.GetNamespace(), obj.GetName(), 0)
+	if !served || !found || live == nil {
+		return nil
+	}
+	tc, err := c.schemas.converter(gvr.GroupVersion(), obj.GroupVersionKind())
+	if err != nil {
+		c.schemas.log.Debug("no schema for the no-op check; applying", "kind", obj.GetKind(), "error", err)
+		return nil
+	}
+	same, err := ssa.Unchanged(tc, obj, live, fieldManager, subresource)
+	if err != nil {
+		c.schemas.log.Debug("no-op check failed; applying", "kind", obj.GetKind(), "name", obj.GetName(), "error", err)
+		return nil
+	}
+	if !same {
+		return nil
+	}
+	metrics.AppliesSkipped.WithLabelValues(obj.GetKind()).Inc()
+	return live.DeepCopy()
 }
 
 // Apply server-side applies obj with the given field manager, forcing ownership of the fields
@@ -176,10 +268,16 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 	if err != nil {
 		return nil, err
 	}
+	if live := c.unchanged(ctx, gvr, obj, fieldManager, ""); live != nil {
+		return live, nil
+	}
 	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if err != nil {
 		return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	if c.cache != nil {
+		c.cache.Remember(gvr, out)
 	}
 	return out, nil
 }
@@ -190,10 +288,16 @@ func (c *Client) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured
 	if err != nil {
 		return nil, err
 	}
+	if live := c.unchanged(ctx, gvr, obj, fieldManager, "status"); live != nil {
+		return live, nil
+	}
 	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).ApplyStatus(ctx, obj.GetName(), obj,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if err != nil {
 		return nil, fmt.Errorf("applying status of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	if c.cache != nil {
+		c.cache.Remember(gvr, out)
 	}
 	return out, nil
 }

@@ -27,8 +27,8 @@ const InjectCAAnnotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret"
 // caSecretKey is the Secret data key holding the CA (what cert-manager writes).
 const caSecretKey = "ca.crt"
 
-// caInjectorFieldManager owns the injected caBundle.
-const caInjectorFieldManager = "topoflow-ca-injector"
+// CAInjectorFieldManager owns the injected caBundle.
+const CAInjectorFieldManager = "topoflow-ca-injector"
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
@@ -66,7 +66,7 @@ func (c *Client) injectCA(ctx context.Context, cfg *runtimev1.ExtensionConfig) (
 		"metadata": map[string]any{"name": cfg.Name},
 		"spec":     map[string]any{"clientConfig": map[string]any{"caBundle": base64.StdEncoding.EncodeToString(ca)}},
 	}}
-	if _, err := c.Kube.Apply(ctx, obj, caInjectorFieldManager); err != nil {
+	if _, err := c.Kube.Apply(ctx, obj, CAInjectorFieldManager); err != nil {
 		return false, fmt.Errorf("injecting the CA into ExtensionConfig %s: %w", cfg.Name, err)
 	}
 	cfg.Spec.ClientConfig.CABundle = ca

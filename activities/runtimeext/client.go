@@ -195,7 +195,7 @@ func splitHandlerName(registeredName, config string) (name, extension string) {
 // handlers lists the handlers for a hook from ExtensionConfigs that select the namespace,
 // running discovery for configs that have not been discovered yet.
 func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]registered, error) {
-	list, err := c.Kube.Dynamic.Resource(extensionConfigs).List(ctx, metav1.ListOptions{})
+	items, err := c.Kube.List(ctx, extensionConfigs, "", "")
 	if kube.IsNotFound(err) {
 		return nil, nil // no Runtime SDK CRD installed: no extensions
 	}
@@ -204,10 +204,10 @@ func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]regist
 	}
 	ns := &namespaceLabels{name: namespace}
 	var out []registered
-	for i := range list.Items {
+	for i := range items {
 		cfg := &runtimev1.ExtensionConfig{}
-		if err := c.Kube.Decode(&list.Items[i], cfg); err != nil {
-			return nil, fmt.Errorf("ExtensionConfig %s: %w", list.Items[i].GetName(), err)
+		if err := c.Kube.Decode(&items[i], cfg); err != nil {
+			return nil, fmt.Errorf("ExtensionConfig %s: %w", items[i].GetName(), err)
 		}
 		if ok, err := c.selects(ctx, cfg, ns); err != nil || !ok {
 			if err != nil {
@@ -245,7 +245,7 @@ func (c *Client) selects(ctx context.Context, cfg *runtimev1.ExtensionConfig, ns
 		return true, nil
 	}
 	if !ns.read {
-		u, err := c.Kube.Dynamic.Resource(namespaces).Get(ctx, ns.name, metav1.GetOptions{})
+		u, err := c.Kube.Get(ctx, namespaces, "", ns.name, 0)
 		if err != nil {
 			return false, fmt.Errorf("reading namespace %s: %w", ns.name, err)
 		}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/topoflow/topoflow/activities/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
@@ -35,7 +33,7 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 	if !ok {
 		return &ExtensionError{Hook: hook, Handler: name, Message: `handler names have the form "<handler>.<extensionconfig>"`}
 	}
-	u, err := c.Kube.Dynamic.Resource(extensionConfigs).Get(ctx, config, metav1.GetOptions{})
+	u, err := c.Kube.Get(ctx, extensionConfigs, "", config, 0)
 	if kube.IsNotFound(err) {
 		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("ExtensionConfig %s does not exist", config)}
 	}

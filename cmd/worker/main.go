@@ -32,6 +32,7 @@ func run() error {
 	var conc workflows.Concurrency
 	flag.IntVar(&conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
 	flag.IntVar(&conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
+	readCache := flag.Bool("read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")
 	flag.Parse()
 	p, err := f.Start(nil)
 	if err != nil {
@@ -46,6 +47,9 @@ func run() error {
 	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptionsWith(conc))
 	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
+	if *readCache {
+		conn.Kube.UseCache(ctx, log, activities.FieldManagers()...)
+	}
 	events, stopEvents, err := activities.NewEventRecorder(conn.Kube.Config)
 	if err != nil {
 		return err

@@ -12,9 +12,16 @@ source "$(dirname "$0")/lib.sh"
 KUBE_VERSION="${KUBE_VERSION:-v1.36.3}"
 mkdir -p "$BIN"
 
+# A build links the release's version into the binary (as Kubernetes' own build does), so
+# clients that check the server version (Cluster API's managers refuse "v0.0.0-master") accept
+# it; a cached binary from before that is rebuilt.
+reports_version() {
+  "$TOOLS_CACHE/$1/$KUBE_VERSION/$1" --version 2>/dev/null | grep -q "$KUBE_VERSION" ||
+    "$TOOLS_CACHE/$1/$KUBE_VERSION/$1" version --client 2>/dev/null | grep -q "$KUBE_VERSION"
+}
 needed=()
 for cmd in kube-apiserver kubectl; do
-  cached_tool "$cmd" "$KUBE_VERSION" || needed+=("$cmd")
+  { cached_tool "$cmd" "$KUBE_VERSION" && reports_version "$cmd"; } || needed+=("$cmd")
 done
 if [[ ${#needed[@]} -eq 0 ]]; then
   echo "kube-apiserver and kubectl $KUBE_VERSION already built in bin/"
@@ -51,10 +58,16 @@ modfile="$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBE_VERSI
 } > tools.go
 
 GOFLAGS=-mod=mod go mod tidy >/dev/null
+minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+ldflags="-s -w"
+for vpkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $vpkg.gitVersion=$KUBE_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
+  ldflags+=" -X $vpkg.gitCommit=unknown -X $vpkg.buildDate=1970-01-01T00:00:00Z"
+done
 for cmd in "${needed[@]}"; do
   echo "building $cmd $KUBE_VERSION (staging modules $staging); the first build takes a few minutes"
   mkdir -p "$TOOLS_CACHE/$cmd/$KUBE_VERSION"
-  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
+  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
   mv "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd.tmp" "$TOOLS_CACHE/$cmd/$KUBE_VERSION/$cmd"
   cached_tool "$cmd" "$KUBE_VERSION"
 done

@@ -45,6 +45,9 @@ var (
 	// Requests to the Kubernetes API server, by verb (get, list, watch, create, patch, update,
 	// delete) and response code class (2xx, 4xx, 5xx, error).
 	APIRequests = counter("api_requests_total", "Requests to the Kubernetes API server, by verb and code class.", "verb", "code")
+	// Server-side applies topoflow did not send because the worker's cache showed the object
+	// already as the intent wants it (model/ssa), by kind.
+	AppliesSkipped = counter("applies_skipped_total", "Server-side applies not sent because the cached object already matched the intent, by kind.", "kind")
 	// Lifecycle hook calls, by hook and outcome (passed, blocked, failed, no-handler).
 	HookCalls    = counter("hook_calls_total", "Lifecycle hook calls, by hook and outcome.", "hook", "outcome")
 	HookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "topoflow", Name: "hook_call_duration_seconds",

@@ -11,10 +11,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
@@ -82,6 +85,8 @@ type env struct {
 	ns        string
 	taskQueue string
 	sim       *provider.Provider
+	// requests counts the in-process worker's API requests by verb (see requestCounter).
+	requests *requestCounter
 }
 
 type envOptions struct {
@@ -114,8 +119,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	var w worker.Worker
 	if !o.noWorker {
+		// The worker reads through its own cache, as cmd/worker does, on a client of its own
+		// (same identity as tk) whose requests the test can count.
+		e.requests = &requestCounter{}
+		wk := e.requests.client(t, tk)
+		wk.UseCache(ctx, log, activities.FieldManagers()...)
 		w = worker.New(tc, e.taskQueue, workflows.WorkerOptions())
-		acts := activities.New(tk, log)
+		acts := activities.New(wk, log)
 		acts.Temporal = tc
 		events, stopEvents, err := activities.NewEventRecorder(tk.Config)
 		require.NoError(t, err)
@@ -310,3 +320,70 @@ func schemaGVR(group, resource string) schema.GroupVersionResource {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// requestCounter counts API requests by verb (the HTTP method; "list" and "watch" for GETs of
+// collections and watches).
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// client returns a client like base (same identity) whose requests are counted.
+func (r *requestCounter) client(t *testing.T, base *kube.Client) *kube.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(base.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			verb := req.Method
+			switch {
+			case req.URL.Query().Get("watch") == "true":
+				verb = "WATCH"
+			case req.Method == http.MethodGet && !strings.Contains(req.URL.Path, "/openapi/") && isCollection(req.URL.Path):
+				verb = "LIST"
+			}
+			r.mu.Lock()
+			if r.counts == nil {
+				r.counts = map[string]int{}
+			}
+			r.counts[verb]++
+			r.mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	k, err := kube.New(cfg)
+	require.NoError(t, err)
+	k.Warn = base.Warn
+	return k
+}
+
+// snapshot returns the counts so far.
+func (r *requestCounter) snapshot() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// isCollection says whether an API path names a collection (…/namespaces/ns/<resource> or
+// …/<group>/<version>/<resource>) rather than one object.
+func isCollection(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	// api/v1/<res>, api/v1/namespaces/<ns>/<res>, apis/<g>/<v>/<res>, apis/<g>/<v>/namespaces/<ns>/<res>
+	n := len(parts)
+	switch {
+	case n > 0 && parts[0] == "api":
+		n--
+	case n > 0 && parts[0] == "apis":
+		n -= 2
+	default:
+		return false
+	}
+	return n == 2 || (n == 4 && parts[len(parts)-3] == "namespaces")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -121,3 +121,54 @@ func (e *env) annotate(apiVersion, kind, name, key, value string) {
 	_, err := kc.Apply(e.ctx, obj, "integration-test-annotate")
 	require.NoError(e.t, err)
 }
+
+// TestNoRequestsWhenNothingChanged (#11): once a Cluster is settled, passes over it (woken by an
+// unrelated annotation and by the safety-net resync) send no request to the API server at all:
+// reads come from the worker's informers and every apply is found to change nothing
+// (model/ssa). Then a real change is still applied.
+func TestNoRequestsWhenNothingChanged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	e.eventually(30*time.Second, "the cluster shim Secret deleted", func() (bool, string) {
+		_, err := kc.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(e.ns).Get(e.ctx, "demo-shim", metav1.GetOptions{})
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
+	// Let the last pass of the create finish (its status write included).
+	e.touchPasses("demo", 1, 0, func(int) {
+		e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", "settle")
+	})
+	time.Sleep(2 * time.Second)
+
+	before := e.requests.snapshot()
+	start := e.passes("demo")
+	e.touchPasses("demo", 3, 200*time.Millisecond, func(i int) {
+		e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", fmt.Sprint(i))
+	})
+	require.NoError(t, tc.SignalWorkflow(e.ctx, workflows.WorkflowID(e.ns, "demo"), "", workflows.SignalClusterEvent, workflows.ClusterEvent{Source: "resync"}))
+	e.eventually(30*time.Second, "the resync pass", func() (bool, string) {
+		return e.passes("demo") >= start+4, fmt.Sprint(e.passes("demo")-start, " passes")
+	})
+	time.Sleep(time.Second) // the last pass's activities
+	after := e.requests.snapshot()
+	for verb, n := range after {
+		if verb == "WATCH" {
+			continue
+		}
+		assert.Equal(t, before[verb], n, "%s requests during %d passes over an unchanged Cluster", verb, e.passes("demo")-start)
+	}
+
+	// A change is seen and applied: the MachineDeployment's replicas follow the topology.
+	c := e.cluster("demo")
+	c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr(int32(4))
+	e.updateTopology(c)
+	e.eventually(30*time.Second, "the new replicas applied", func() (bool, string) {
+		md := e.machineDeployments("demo")[c.Spec.Topology.Workers.MachineDeployments[0].Name]
+		if md == nil || md.Spec.Replicas == nil {
+			return false, "no MachineDeployment with replicas"
+		}
+		return *md.Spec.Replicas == 4, fmt.Sprint(*md.Spec.Replicas)
+	})
+	assert.Greater(t, e.requests.snapshot()["PATCH"], after["PATCH"], "the change was applied")
+}

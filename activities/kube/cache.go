@@ -1,0 +1,378 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Cache serves reads from shared informers, one per resource, started on the first read of that
+// resource. It is what lets a pass over an unchanged Cluster send no request.
+//
+// Read-your-writes: every object the worker writes (the apply's answer) or reads directly is
+// remembered beside the informers until they catch up, and every object it deletes is
+// remembered as gone; a read returns whichever copy has the higher resourceVersion. So a pass
+// never sees an object older than one this worker already saw, and never undoes its own write.
+// A read also never returns an object older than the resourceVersion the caller asks for
+// (AtLeast), which is how a pass started by a watch event sees at least that event.
+//
+// Objects of the core group (Secrets, ConfigMaps) are never cached: reads go to the API server.
+type Cache struct {
+	factory dynamicinformer.DynamicSharedInformerFactory
+	ctx     context.Context
+	log     *slog.Logger
+	// SyncTimeout bounds the wait for a new informer's first list; reads go to the API server
+	// until it has synced.
+	syncTimeout time.Duration
+	// managers are the field managers whose managedFields entries the cache keeps.
+	managers map[string]bool
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	// unserved remembers, until the time given, resources the API server does not serve.
+	unserved map[schema.GroupVersionResource]time.Time
+	dyn      dynamic.Interface
+	// recent holds what this worker wrote, read directly or deleted, by resource and key, until
+	// the informer holds that resourceVersion or newer (or the entry expires).
+	recent map[schema.GroupVersionResource]map[string]recentEntry
+	// gone remembers, until the time given, objects of uncached resources this worker deleted, so
+	// a pass does not delete them again (the shim Secret: see Client.Delete).
+	gone map[string]time.Time
+}
+
+type recentEntry struct {
+	obj     *unstructured.Unstructured // nil: deleted
+	rv      uint64
+	expires time.Time
+}
+
+// recentTTL bounds how long a remembered object outlives the informer's silence about it.
+const recentTTL = 2 * time.Minute
+
+// goneTTL bounds how long a deleted object of an uncached resource is taken to stay deleted
+// without looking (only this worker creates the objects it deletes there; Create clears it).
+const goneTTL = time.Hour
+
+// deleted says whether this worker deleted an object of an uncached resource (and has not
+// created it since) within goneTTL.
+func (c *Cache) deleted(gvr schema.GroupVersionResource, ns, name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.gone[gvr.String()+" "+key(ns, name)]
+	return ok && time.Now().Before(until)
+}
+
+// created clears what Forget remembered of an uncached object.
+func (c *Cache) created(gvr schema.GroupVersionResource, ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.gone, gvr.String()+" "+key(ns, name))
+}
+
+// NewCache returns a cache whose informers run until ctx ends, keeping the managedFields entries
+// of the given managers.
+func NewCache(ctx context.Context, dyn dynamic.Interface, log *slog.Logger, managers ...string) *Cache {
+	keep := map[string]bool{}
+	for _, m := range managers {
+		keep[m] = true
+	}
+	return &Cache{
+		factory:     dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		dyn:         dyn,
+		managers:    keep,
+		unserved:    map[schema.GroupVersionResource]time.Time{},
+		ctx:         ctx,
+		log:         log,
+		syncTimeout: 30 * time.Second,
+		informers:   map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		recent:      map[schema.GroupVersionResource]map[string]recentEntry{},
+		gone:        map[string]time.Time{},
+	}
+}
+
+// cacheable says whether reads of a resource go through the cache.
+func cacheable(gvr schema.GroupVersionResource) bool {
+	return gvr.Group != "" || gvr.Resource == "namespaces"
+}
+
+// trim drops the managedFields entries of managers other than the cache's own (the no-op check
+// reads only those) to keep the worker's memory small.
+func (c *Cache) trim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	mfs := u.GetManagedFields()
+	kept := mfs[:0:0]
+	for _, mf := range mfs {
+		if c.managers[mf.Manager] {
+			kept = append(kept, mf)
+		}
+	}
+	if len(kept) != len(mfs) {
+		u.SetManagedFields(kept)
+	}
+	return u, nil
+}
+
+// unservedFor is how long a resource the API server does not serve is answered as not found
+// before the cache looks again (a CRD may be installed).
+const unservedFor = time.Minute
+
+// informer returns the synced informer of a resource, starting it on first use; nil while it has
+// not synced (the read then goes to the API server). A resource the API server does not serve
+// gets no informer: its error (NotFound) is returned, and remembered for unservedFor.
+func (c *Cache) informer(ctx context.Context, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	c.mu.Lock()
+	if until, ok := c.unserved[gvr]; ok && time.Now().Before(until) {
+		c.mu.Unlock()
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	inf, ok := c.informers[gvr]
+	c.mu.Unlock()
+	if !ok {
+		// One small probe first: an informer on a resource that is not served would retry forever.
+		if _, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			if apierrors.IsNotFound(err) {
+				c.mu.Lock()
+				c.unserved[gvr] = time.Now().Add(unservedFor)
+				c.mu.Unlock()
+				return nil, err
+			}
+			return nil, nil
+		}
+		c.mu.Lock()
+		if inf, ok = c.informers[gvr]; !ok {
+			inf = c.newInformer(gvr)
+		}
+		c.mu.Unlock()
+	}
+	if inf.HasSynced() {
+		return inf, nil
+	}
+	wait, cancel := context.WithTimeout(ctx, c.syncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(wait.Done(), inf.HasSynced) {
+		return nil, nil
+	}
+	return inf, nil
+}
+
+// newInformer starts a resource's informer; c.mu is held.
+func (c *Cache) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	inf := c.factory.ForResource(gvr).Informer()
+	if err := inf.SetTransform(c.trim); err != nil {
+		c.log.Warn("informer transform not set", "resource", gvr.String(), "error", err)
+	}
+	c.informers[gvr] = inf
+	c.factory.Start(c.ctx.Done())
+	return inf
+}
+
+func resourceVersion(u *unstructured.Unstructured) uint64 {
+	rv, _ := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	return rv
+}
+
+func key(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// Remember records an object this worker wrote or read from the API server.
+func (c *Cache) Remember(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	if u == nil || !cacheable(gvr) {
+		return
+	}
+	rv := resourceVersion(u)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.recent[gvr]
+	if m == nil {
+		m = map[string]recentEntry{}
+		c.recent[gvr] = m
+	}
+	k := key(u.GetNamespace(), u.GetName())
+	if old, ok := m[k]; ok && old.rv > rv {
+		return
+	}
+	kept, _ := c.trim(u.DeepCopy())
+	m[k] = recentEntry{obj: kept.(*unstructured.Unstructured), rv: rv, expires: time.Now().Add(recentTTL)}
+}
+
+// Forget records that this worker deleted an object (last seen at resourceVersion rv, 0 if
+// unknown): reads do not return it until the informer shows a newer one.
+func (c *Cache) Forget(gvr schema.GroupVersionResource, ns, name string, rv uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !cacheable(gvr) {
+		if len(c.gone) > 100000 {
+			clear(c.gone)
+		}
+		c.gone[gvr.String()+" "+key(ns, name)] = time.Now().Add(goneTTL)
+		return
+	}
+	m := c.recent[gvr]
+	if m == nil {
+		m = map[string]recentEntry{}
+		c.recent[gvr] = m
+	}
+	k := key(ns, name)
+	if rv == 0 {
+		if old, ok := m[k]; ok {
+			rv = old.rv
+		}
+	}
+	m[k] = recentEntry{rv: rv, expires: time.Now().Add(recentTTL)}
+}
+
+// newer picks between the informer's copy (nil: absent) and what the worker remembers. ok is
+// false when neither knows the object.
+func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, remembered := c.recent[gvr][k]
+	if remembered && time.Now().After(e.expires) {
+		delete(c.recent[gvr], k)
+		remembered = false
+	}
+	switch {
+	case !remembered:
+		return informed, informed != nil
+	case informed != nil && resourceVersion(informed) > e.rv,
+		informed != nil && e.obj != nil && resourceVersion(informed) == e.rv:
+		delete(c.recent[gvr], k) // the informer caught up
+		return informed, true
+	}
+	return e.obj, true
+}
+
+// get returns a cached object: found says whether the cache knows it (present, or gone
+// because this worker deleted it: then obj is nil). served is false when the resource is not
+// cached (or its informer has not synced): ask the API server.
+func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (obj *unstructured.Unstructured, found, served bool, err error) {
+	if !cacheable(gvr) {
+		return nil, false, false, nil
+	}
+	inf, err := c.informer(ctx, gvr)
+	if inf == nil {
+		return nil, false, false, err
+	}
+	k := key(ns, name)
+	var informed *unstructured.Unstructured
+	if item, exists, err := inf.GetStore().GetByKey(k); err == nil && exists {
+		informed, _ = item.(*unstructured.Unstructured)
+	}
+	obj, found = c.newer(gvr, k, informed)
+	if found && obj != nil && atLeast > 0 && resourceVersion(obj) < atLeast {
+		return nil, false, false, nil // older than the caller has seen: read from the API server
+	}
+	return obj, found, true, nil
+}
+
+// list returns the cached objects of a resource in ns matching selector; served is false when
+// the resource is not cached.
+func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, selector k8slabels.Selector) (out []unstructured.Unstructured, served bool, err error) {
+	if !cacheable(gvr) {
+		return nil, false, nil
+	}
+	inf, err := c.informer(ctx, gvr)
+	if inf == nil {
+		return nil, false, err
+	}
+	items, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	if err != nil {
+		items = inf.GetStore().List()
+	}
+	seen := map[string]bool{}
+	for _, item := range items {
+		u, ok := item.(*unstructured.Unstructured)
+		if !ok || (ns != "" && u.GetNamespace() != ns) {
+			continue
+		}
+		k := key(u.GetNamespace(), u.GetName())
+		seen[k] = true
+		if cur, found := c.newer(gvr, k, u); found && cur != nil && selector.Matches(k8slabels.Set(cur.GetLabels())) {
+			out = append(out, *cur.DeepCopy())
+		}
+	}
+	// Objects this worker created that the informer has not delivered yet.
+	c.mu.Lock()
+	var extra []unstructured.Unstructured
+	for k, e := range c.recent[gvr] {
+		if seen[k] || e.obj == nil || time.Now().After(e.expires) {
+			continue
+		}
+		if (ns == "" || e.obj.GetNamespace() == ns) && selector.Matches(k8slabels.Set(e.obj.GetLabels())) {
+			extra = append(extra, *e.obj.DeepCopy())
+		}
+	}
+	c.mu.Unlock()
+	return append(out, extra...), true, nil
+}
+
+// getObject reads one object through the cache, falling back to the API server (whose answer is
+// remembered). atLeast, when not zero, is the oldest resourceVersion the caller accepts.
+func (c *Client) getObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
+	if c.cache != nil {
+		obj, found, served, err := c.cache.get(ctx, gvr, ns, name, atLeast)
+		if err != nil {
+			return nil, err
+		}
+		if served && found {
+			if obj == nil {
+				return nil, notFound(gvr, name)
+			}
+			return obj.DeepCopy(), nil
+		}
+	}
+	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if c.cache != nil {
+		c.cache.Remember(gvr, u)
+	}
+	return u, nil
+}
+
+// List lists the objects of a resource in ns (all namespaces when empty) matching a label
+// selector, through the cache when the worker has one.
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, error) {
+	if c.cache != nil {
+		sel, err := k8slabels.Parse(selector)
+		if err != nil {
+			return nil, fmt.Errorf("label selector %q: %w", selector, err)
+		}
+		items, served, err := c.cache.list(ctx, gvr, ns, sel)
+		if err != nil {
+			return nil, err
+		}
+		if served {
+			return items, nil
+		}
+	}
+	list, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func notFound(gvr schema.GroupVersionResource, name string) error {
+	return apierrors.NewNotFound(gvr.GroupResource(), name)
+}
