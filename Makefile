@@ -1,5 +1,5 @@
 # topoflow: the two commands a newcomer needs are `make up` and `make test`.
-.PHONY: up down purge test soak generate build
+.PHONY: up down purge test soak bench generate build
 
 up: ## bring up etcd, kube-apiserver, Temporal; run topoflow with a sample Cluster
 	./deploy/stack/run.sh
@@ -15,6 +15,9 @@ test: ## all tests: checks, unit tests, integration tests on a real stack
 
 soak: ## fault soak: 100 faults over Clusters in create, chained upgrade and delete (own stack; ~75 min)
 	./tests/soak.sh -clusters 10 -faults 100 $(SOAK_FLAGS)
+
+bench: ## fleet bench: raw apply rate, fleet create/upgrade, no-op requests, memory, history (own stack)
+	./tests/bench.sh -clusters 100 $(BENCH_FLAGS)
 
 generate: ## regenerate deepcopy functions and CRDs from model/api
 	./deploy/generate.sh

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -44,12 +45,17 @@ type ObserveInput struct {
 	Cluster ClusterRef `json:"cluster"`
 	// HasInfrastructure says whether the class defines an infrastructure cluster (from ApplyResult).
 	HasInfrastructure bool `json:"hasInfrastructure"`
+	// Seen: as ApplyInput.Seen.
+	Seen []corev1.ObjectReference `json:"seen,omitempty"`
 }
 
 // ObserveProvisioning reads the infrastructure cluster, control plane and ClusterEndpoints of a
 // Cluster and reports their contract fields. It writes nothing.
 func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (*Provisioning, error) {
 	ref := in.Cluster
+	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
+		return nil, err
+	}
 	cluster, err := a.readCluster(ctx, ref)
 	if err != nil {
 		if kube.IsNotFound(err) {

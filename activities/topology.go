@@ -44,6 +44,9 @@ type ApplyInput struct {
 	HoldCreate bool `json:"holdCreate,omitempty"`
 	// Gate, when set, holds version moves until the upgrade hooks allow them.
 	Gate *UpgradeGate `json:"gate,omitempty"`
+	// Seen are the objects the events that started this pass were about: they are read no
+	// older than the events showed them (see kube.Client.AwaitSeen).
+	Seen []corev1.ObjectReference `json:"seen,omitempty"`
 }
 
 // UpgradeGate holds version moves for the upgrade lifecycle hooks (see upgrade.Gate).
@@ -96,6 +99,9 @@ type loaded struct {
 // ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
 // part named by the scope with server-side apply (field manager capi-topology).
 func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
+	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
+		return nil, err
+	}
 	l, res, err := a.load(ctx, in.Cluster)
 	if err != nil || res != nil {
 		return res, err

@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/temporalx"
@@ -47,6 +48,9 @@ var SearchAttributeNames = []string{"TopoflowClusterNamespace", "TopoflowCluster
 type ClusterEvent struct {
 	// Source is "Cluster", "ClusterClass name", "Kind name" of an owned object, or "resync".
 	Source string `json:"source"`
+	// Seen are the objects the coalesced watch events were about, with the resourceVersions
+	// they showed: the next pass reads them no older (the worker's cache may lag the starter's).
+	Seen []corev1.ObjectReference `json:"seen,omitempty"`
 }
 
 // Timing holds the workflow's waits. Zero values take the defaults.
@@ -196,13 +200,16 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 }
 
 type clusterRun struct {
-	in       ClusterInput
-	timing   Timing
-	state    State
-	sa       [3]string // class, version, phase last upserted
-	pending  []string  // event sources seen since the last pass
-	deleting bool
-	mem      Memory
+	in      ClusterInput
+	timing  Timing
+	state   State
+	sa      [3]string // class, version, phase last upserted
+	pending []string  // event sources seen since the last pass
+	// seen are the objects of the events received since the last pass began (ClusterEvent.Seen);
+	// passSeen those the current pass reads no older than.
+	seen, passSeen []corev1.ObjectReference
+	deleting       bool
+	mem            Memory
 	// nextWait overrides the next wait (a hook's retryAfterSeconds).
 	nextWait time.Duration
 	// hookFailures counts a blocking hook's failures in a row (reset when a hook answers);
@@ -240,6 +247,7 @@ const heartbeatTimeout = 4 * temporalx.HeartbeatEvery
 // pass runs one reconcile pass.
 func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	ref := r.in.Cluster
+	r.passSeen, r.seen = r.seen, nil
 	// Runtime Extension hooks came after the first release; histories recorded before them
 	// replay without.
 	hooks := workflow.GetVersion(ctx, "runtime-hooks", workflow.DefaultVersion, 1) == 1
@@ -247,7 +255,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	var applied activities.ApplyResult
 	err := workflow.ExecuteActivity(r.activityCtx(ctx, "apply infrastructure cluster and control plane"),
 		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane, HoldCreate: hooks && !r.mem.CreateHookPassed,
-			Gate: r.gate(hooks)}).Get(ctx, &applied)
+			Gate: r.gate(hooks), Seen: r.passSeen}).Get(ctx, &applied)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
@@ -335,7 +343,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	r.setStep(ctx, "apply MachineDeployments", "")
 	var workers activities.ApplyResult
 	err = workflow.ExecuteActivity(r.activityCtx(ctx, fmt.Sprintf("apply %d MachineDeployment(s)", len(applied.MachineDeployments))),
-		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers, Gate: r.gate(hooks)}).Get(ctx, &workers)
+		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers, Gate: r.gate(hooks), Seen: r.passSeen}).Get(ctx, &workers)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
@@ -609,7 +617,7 @@ func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.P
 	r.setStep(ctx, "observe providers", "")
 	var prov activities.Provisioning
 	err := workflow.ExecuteActivity(r.activityCtx(ctx, "read infrastructure cluster and control plane status"),
-		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.in.Cluster, HasInfrastructure: hasInfra}).Get(ctx, &prov)
+		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.in.Cluster, HasInfrastructure: hasInfra, Seen: r.passSeen}).Get(ctx, &prov)
 	if err != nil {
 		// Only non-retryable errors reach here (a provider object breaking its contract).
 		r.state.LastError = err.Error()
@@ -726,8 +734,14 @@ func (r *clusterRun) drain(ctx workflow.Context, events workflow.ReceiveChannel)
 		if !events.ReceiveAsync(&ev) {
 			return
 		}
-		r.pending = append(r.pending, ev.Source)
+		r.received(ev)
 	}
+}
+
+// received notes an event for the next pass.
+func (r *clusterRun) received(ev ClusterEvent) {
+	r.pending = append(r.pending, ev.Source)
+	r.seen = activities.MergeSeen(r.seen, ev.Seen...)
 }
 
 // wait blocks until an event arrives or d passes. Events that arrived during the pass end the
@@ -752,6 +766,7 @@ func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, 
 	sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
 		var ev ClusterEvent
 		c.Receive(ctx, &ev)
+		r.received(ev)
 	})
 	sel.AddFuture(timer, func(workflow.Future) {})
 	sel.Select(ctx)

@@ -214,7 +214,8 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 		if forward {
 			r.drain(ctx, r.events)
 			r.pending = r.pending[:0]
-			err := workflow.SignalExternalWorkflow(ctx, id, "", SignalClusterEvent, ClusterEvent{Source: source}).Get(ctx, nil)
+			err := workflow.SignalExternalWorkflow(ctx, id, "", SignalClusterEvent, ClusterEvent{Source: source, Seen: r.seen}).Get(ctx, nil)
+			r.seen = nil
 			forward, forwards = false, forwards+1
 			if err != nil && fut == nil {
 				// Closed: it has either answered already, or it was ended without an answer.
@@ -244,6 +245,7 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 			var ev ClusterEvent
 			c.Receive(ctx, &ev)
 			forward, source = true, ev.Source
+			r.seen = activities.MergeSeen(r.seen, ev.Seen...)
 		})
 		cancelTimer := func() {}
 		if fut == nil {

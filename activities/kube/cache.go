@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -182,8 +183,7 @@ func (c *Cache) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexIn
 }
 
 func resourceVersion(u *unstructured.Unstructured) uint64 {
-	rv, _ := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
-	return rv
+	return resourceVersionOf(u.GetResourceVersion())
 }
 
 func key(ns, name string) string {
@@ -341,13 +341,16 @@ func (c *Client) getObject(ctx context.Context, gvr schema.GroupVersionResource,
 		}
 	}
 	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
 	if c.cache != nil {
-		c.cache.Remember(gvr, u)
+		switch {
+		case err == nil:
+			c.cache.Remember(gvr, u)
+		case IsNotFound(err) && atLeast > 0:
+			// Gone by the version the caller saw: a lagging informer's copy must not come back.
+			c.cache.Forget(gvr, ns, name, atLeast)
+		}
 	}
-	return u, nil
+	return u, err
 }
 
 // List lists the objects of a resource in ns (all namespaces when empty) matching a label
@@ -375,4 +378,56 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 
 func notFound(gvr schema.GroupVersionResource, name string) error {
 	return apierrors.NewNotFound(gvr.GroupResource(), name)
+}
+
+// seenWait bounds how long AwaitSeen waits for the informer before it reads directly.
+const seenWait = time.Second
+
+// AwaitSeen makes the reads that follow return each object no older than the resourceVersion a
+// watch event showed (the event that started the pass): it waits briefly for the informer to
+// catch up, then reads the object from the API server (and remembers it). Without a cache it
+// does nothing: every read goes to the API server anyway.
+func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) error {
+	if c.cache == nil {
+		return nil
+	}
+	for i := range seen {
+		s := &seen[i]
+		want := resourceVersionOf(s.ResourceVersion)
+		if want == 0 {
+			continue
+		}
+		gvr, err := c.ResourceFor(s.APIVersion, s.Kind)
+		if err != nil {
+			continue // a kind no longer served: nothing to read
+		}
+		fresh := func() bool {
+			obj, found, served, _ := c.cache.get(ctx, gvr, s.Namespace, s.Name, want)
+			// Absent counts as fresh: the event was its deletion, or it is gone since.
+			return served && (!found || obj == nil || resourceVersion(obj) >= want)
+		}
+		if fresh() {
+			continue
+		}
+		deadline := time.Now().Add(seenWait)
+		for !fresh() && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if fresh() {
+			continue
+		}
+		if _, err := c.getObject(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
+			return fmt.Errorf("reading %s %s/%s: %w", s.Kind, s.Namespace, s.Name, err)
+		}
+	}
+	return nil
+}
+
+func resourceVersionOf(s string) uint64 {
+	v, _ := strconv.ParseUint(s, 10, 64)
+	return v
 }

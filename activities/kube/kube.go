@@ -223,7 +223,12 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, u 
 }
 
 // Update writes a whole object (read-modify-write; a conflict fails and the caller reads again).
+// The object's managedFields are not sent: a cached copy holds only some managers' entries, and
+// an update that carries managedFields replaces them all (the other managers would lose fields
+// they own). Without them the API server keeps and updates the stored ones.
 func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	u = u.DeepCopy()
+	u.SetManagedFields(nil)
 	out, err := c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ STACK="${TOPOFLOW_STACK:-dev}"
 case "$STACK" in
   test) _off=10000 ;;
   soak) _off=20000 ;;
+  bench) _off=30000 ;;
   *) _off=0 ;;
 esac
 STACK_DIR="${TOPOFLOW_STACK_DIR:-$root/.stack/$STACK}"

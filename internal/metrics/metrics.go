@@ -89,12 +89,13 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode/100) + "xx"
 	}
-	APIRequests.WithLabelValues(verb(req), code).Inc()
+	APIRequests.WithLabelValues(Verb(req), code).Inc()
 	return resp, err
 }
 
-// verb names a request the way the API server's audit log does.
-func verb(req *http.Request) string {
+// Verb names a request the way the API server's audit log does (get, list, watch, create,
+// update, apply, patch, delete).
+func Verb(req *http.Request) string {
 	switch req.Method {
 	case http.MethodGet:
 		q := req.URL.Query()

@@ -30,7 +30,7 @@ func TestVerb(t *testing.T) {
 	} {
 		req := httptest.NewRequest(tc.method, tc.url, nil)
 		req.Header.Set("Content-Type", tc.contentType)
-		assert.Equal(t, tc.want, verb(req), "%s %s", tc.method, tc.url)
+		assert.Equal(t, tc.want, Verb(req), "%s %s", tc.method, tc.url)
 	}
 }
 

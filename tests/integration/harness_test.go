@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/starter/watcher"
+	"github.com/topoflow/topoflow/internal/metrics"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/tests/sim/provider"
@@ -321,8 +323,7 @@ func schemaGVR(group, resource string) schema.GroupVersionResource {
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// requestCounter counts API requests by verb (the HTTP method; "list" and "watch" for GETs of
-// collections and watches).
+// requestCounter counts API requests by verb (metrics.Verb: get, list, watch, apply, ...).
 type requestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
@@ -334,18 +335,11 @@ func (r *requestCounter) client(t *testing.T, base *kube.Client) *kube.Client {
 	cfg := rest.CopyConfig(base.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			verb := req.Method
-			switch {
-			case req.URL.Query().Get("watch") == "true":
-				verb = "WATCH"
-			case req.Method == http.MethodGet && !strings.Contains(req.URL.Path, "/openapi/") && isCollection(req.URL.Path):
-				verb = "LIST"
-			}
 			r.mu.Lock()
 			if r.counts == nil {
 				r.counts = map[string]int{}
 			}
-			r.counts[verb]++
+			r.counts[metrics.Verb(req)]++
 			r.mu.Unlock()
 			return rt.RoundTrip(req)
 		})
@@ -360,28 +354,7 @@ func (r *requestCounter) client(t *testing.T, base *kube.Client) *kube.Client {
 func (r *requestCounter) snapshot() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range r.counts {
-		out[k] = v
-	}
-	return out
-}
-
-// isCollection says whether an API path names a collection (…/namespaces/ns/<resource> or
-// …/<group>/<version>/<resource>) rather than one object.
-func isCollection(path string) bool {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	// api/v1/<res>, api/v1/namespaces/<ns>/<res>, apis/<g>/<v>/<res>, apis/<g>/<v>/namespaces/<ns>/<res>
-	n := len(parts)
-	switch {
-	case n > 0 && parts[0] == "api":
-		n--
-	case n > 0 && parts[0] == "apis":
-		n -= 2
-	default:
-		return false
-	}
-	return n == 2 || (n == 4 && parts[len(parts)-3] == "namespaces")
+	return maps.Clone(r.counts)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

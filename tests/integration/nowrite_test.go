@@ -153,7 +153,7 @@ func TestNoRequestsWhenNothingChanged(t *testing.T) {
 	time.Sleep(time.Second) // the last pass's activities
 	after := e.requests.snapshot()
 	for verb, n := range after {
-		if verb == "WATCH" {
+		if verb == "watch" {
 			continue
 		}
 		assert.Equal(t, before[verb], n, "%s requests during %d passes over an unchanged Cluster", verb, e.passes("demo")-start)
@@ -170,5 +170,5 @@ func TestNoRequestsWhenNothingChanged(t *testing.T) {
 		}
 		return *md.Spec.Replicas == 4, fmt.Sprint(*md.Spec.Replicas)
 	})
-	assert.Greater(t, e.requests.snapshot()["PATCH"], after["PATCH"], "the change was applied")
+	assert.Greater(t, e.requests.snapshot()["apply"], after["apply"], "the change was applied")
 }

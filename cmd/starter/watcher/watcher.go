@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,9 +63,11 @@ type Watcher struct {
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	// objects queues registry objects (ClusterClasses, ExtensionConfigs) whose status to refresh.
-	objects  workqueue.TypedRateLimitingInterface[activities.ObjectRef]
-	mu       sync.Mutex
-	sources  map[string]string // cluster key -> where the last change was seen
+	objects workqueue.TypedRateLimitingInterface[activities.ObjectRef]
+	mu      sync.Mutex
+	sources map[string]string // cluster key -> where the last change was seen
+	// seen: cluster key -> the objects of its queued events (workflows.ClusterEvent.Seen).
+	seen     map[string][]corev1.ObjectReference
 	watching map[schema.GroupVersionResource]bool
 
 	clusters cache.SharedIndexInformer
@@ -100,6 +103,7 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 			workqueue.NewTypedItemExponentialFailureRateLimiter[activities.ObjectRef](500*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[activities.ObjectRef]{Name: "objects"}),
 		sources:       map[string]string{},
+		seen:          map[string][]corev1.ObjectReference{},
 		watching:      map[schema.GroupVersionResource]bool{},
 		templateUsers: map[string]map[string]bool{},
 		watchingTmpl:  map[schema.GroupVersionResource]bool{},
@@ -152,7 +156,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		// A deleted class reaches its Clusters at once: their next pass reports it missing.
 		DeleteFunc: func(obj any) {
 			if u := asUnstructured(obj); u != nil {
-				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted")
+				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted", u)
 			}
 		},
 	}); err != nil {
@@ -274,7 +278,8 @@ func asUnstructured(obj any) *unstructured.Unstructured {
 	return u
 }
 
-func (w *Watcher) enqueue(ns, name, source string) {
+// enqueue queues a signal for a Cluster; obj is the object the event was about (nil: none).
+func (w *Watcher) enqueue(ns, name, source string, obj *unstructured.Unstructured) {
 	key := ns + "/" + name
 	kind, _, _ := strings.Cut(source, " ")
 	metrics.EventsReceived.WithLabelValues(kind).Inc()
@@ -283,6 +288,9 @@ func (w *Watcher) enqueue(ns, name, source string) {
 		metrics.EventsCoalesced.WithLabelValues().Inc()
 	}
 	w.sources[key] = source
+	if obj != nil {
+		w.seen[key] = activities.MergeSeen(w.seen[key], activities.SeenObject(obj))
+	}
 	w.mu.Unlock()
 	w.queue.Add(key)
 	metrics.QueueDepth.Set(float64(w.queue.Len()))
@@ -313,7 +321,7 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 			}
 		}
 	}
-	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster")
+	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster", u)
 }
 
 // onClass fans a ClusterClass change out to the Clusters that use it, watches its templates, and
@@ -327,7 +335,7 @@ func (w *Watcher) onClass(oldObj, obj any) {
 		w.objects.Add(activities.ObjectRef{Kind: "ClusterClass", Namespace: u.GetNamespace(), Name: u.GetName()})
 	}
 	w.trackTemplates(u)
-	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName())
+	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName(), u)
 }
 
 // rediscoverClasses refreshes the status of the ClusterClasses whose external patches discover
@@ -354,15 +362,16 @@ func asMap(v any) map[string]any {
 	return m
 }
 
-// fanOutClass enqueues every Cluster of a class.
-func (w *Watcher) fanOutClass(ns, name, source string) {
+// fanOutClass enqueues every Cluster of a class; changed is the object whose event it was (the
+// class or one of its templates; nil when it is gone).
+func (w *Watcher) fanOutClass(ns, name, source string, changed *unstructured.Unstructured) {
 	users, err := w.clusters.GetIndexer().ByIndex(classIndex, ns+"/"+name)
 	if err != nil {
 		return
 	}
 	for _, c := range users {
 		if cu := asUnstructured(c); cu != nil {
-			w.enqueue(cu.GetNamespace(), cu.GetName(), source)
+			w.enqueue(cu.GetNamespace(), cu.GetName(), source, changed)
 		}
 	}
 }
@@ -428,7 +437,7 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 		w.mu.Unlock()
 		for _, c := range classes {
 			ns, name, _ := strings.Cut(c, "/")
-			w.fanOutClass(ns, name, u.GetKind()+" "+u.GetName())
+			w.fanOutClass(ns, name, u.GetKind()+" "+u.GetName(), u)
 		}
 	}
 	_, _ = w.templates.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -456,7 +465,7 @@ func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 			return
 		}
 		if cluster := u.GetLabels()[labels.ClusterName]; cluster != "" {
-			w.enqueue(u.GetNamespace(), cluster, u.GetKind()+" "+u.GetName())
+			w.enqueue(u.GetNamespace(), cluster, u.GetKind()+" "+u.GetName(), u)
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -496,15 +505,16 @@ func (w *Watcher) processNext(ctx context.Context) bool {
 // managed only gets a signal (if its workflow runs), never a new workflow.
 func (w *Watcher) signal(ctx context.Context, key string) error {
 	w.mu.Lock()
-	source := w.sources[key]
+	source, seen := w.sources[key], w.seen[key]
 	delete(w.sources, key)
+	delete(w.seen, key)
 	w.mu.Unlock()
 
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
 	}
-	ev := workflows.ClusterEvent{Source: source}
+	ev := workflows.ClusterEvent{Source: source, Seen: seen}
 	id := workflows.WorkflowID(ns, name)
 	obj, exists, err := w.clusters.GetIndexer().GetByKey(key)
 	if err != nil {

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// latencies are durations, one per Cluster.
+type latencies []time.Duration
+
+func (l latencies) pct(p float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// counts are numbers, one per workflow run.
+type counts []int
+
+func (c counts) pct(p float64) int {
+	if len(c) == 0 {
+		return 0
+	}
+	s := slices.Clone(c)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+type report struct {
+	Date                          string
+	Clusters                      int
+	Raw                           rawResult
+	Create                        createResult
+	Single                        singleResult
+	NoOp                          noOpResult
+	CreateHistory, UpgradeHistory counts
+	Upgrade                       upgradeResult
+	WorkerRSS, WorkerPeakRSS      int64
+}
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func (r *report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintf(tw, "topoflow bench, %s, %d Clusters of the sample (%d topology objects each)\n\n", r.Date, r.Clusters, r.Create.Objects/max(1, r.Clusters))
+	fmt.Fprintf(tw, "Raw server-side apply (%d workers, no client limit)\t%d objects in %s\t%.1f objects/s\n", r.Raw.Workers, r.Raw.Objects, ms(r.Raw.Took), r.Raw.Rate())
+	fmt.Fprintf(tw, "Fleet create, all applied at once\t%d objects in %s\t%.1f objects/s (%.0f%% of raw), peak %d/s\n",
+		r.Create.Objects, ms(r.Create.Took), r.Create.Rate(), 100*r.Create.Ratio, r.Create.PeakPerSecond)
+	fmt.Fprintf(tw, "  all Provisioned\t%s\n", ms(r.Create.AllProvisioned))
+	fmt.Fprintf(tw, "  per Cluster: all objects applied\tp50 %s\tp99 %s\n", ms(r.Create.AllObjects.pct(0.5)), ms(r.Create.AllObjects.pct(0.99)))
+	fmt.Fprintf(tw, "  per Cluster: Provisioned\tp50 %s\tp99 %s\n", ms(r.Create.Provisioned.pct(0.5)), ms(r.Create.Provisioned.pct(0.99)))
+	fmt.Fprintf(tw, "One Cluster created alone\tall objects %s\tProvisioned %s\t%d server-side applies\n", ms(r.Single.AllObjects), ms(r.Single.Provisioned), r.Single.Applies)
+	var verbs []string
+	for v, n := range r.NoOp.PerCluster {
+		if n != 0 {
+			verbs = append(verbs, fmt.Sprintf("%s %.2f", v, n))
+		}
+	}
+	sort.Strings(verbs)
+	if len(verbs) == 0 {
+		verbs = []string{"0"}
+	}
+	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", strings.Join(verbs, ", "), r.NoOp.Clusters)
+	fmt.Fprintf(tw, "History events per Cluster workflow (create, resync)\tp50 %d\tmax %d\n", r.CreateHistory.pct(0.5), r.CreateHistory.pct(1))
+	if r.Upgrade.Took > 0 {
+		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
+		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
+	}
+	fmt.Fprintf(tw, "Worker memory (RSS)\tnow %d MiB\tpeak %d MiB\n", r.WorkerRSS>>20, r.WorkerPeakRSS>>20)
+}
+
+// scrapeRequests reads topoflow_api_requests_total from a metrics endpoint, summed by verb.
+func scrapeRequests(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "topoflow_api_requests_total{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `verb="`)
+		verb, _, _ := strings.Cut(rest, `"`)
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			continue
+		}
+		out[verb] += v
+	}
+	return out, sc.Err()
+}
+
+func totalWithout(m map[string]float64, skip string) float64 {
+	t := 0.0
+	for k, v := range m {
+		if k != skip {
+			t += v
+		}
+	}
+	return t
+}
+
+// processes runs topoflow's binaries, each logging to <logs>/bench-<name>.log.
+type processes struct {
+	cmds map[string]*exec.Cmd
+	logs string
+	args map[string][]string
+}
+
+func (p *processes) start(name string) error {
+	args := p.args[name]
+	logFile, err := os.Create(filepath.Join(p.logs, "bench-"+name+".log"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p.cmds[name] = cmd
+	go func() { _ = cmd.Wait(); logFile.Close() }()
+	return nil
+}
+
+func (p *processes) stopAll() {
+	for _, cmd := range p.cmds {
+		if cmd.Process != nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	time.Sleep(time.Second)
+	for _, cmd := range p.cmds {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
+}
+
+// rss reads a process's resident memory now and at its peak (VmRSS, VmHWM), in bytes.
+func (p *processes) rss(name string) (now, peak int64) {
+	cmd := p.cmds[name]
+	if cmd == nil || cmd.Process == nil {
+		return 0, 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch fields[0] {
+		case "VmRSS:":
+			now = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return now, peak
+}
