@@ -47,6 +47,9 @@ type ApplyInput struct {
 	// Seen are the objects the events that started this pass were about: they are read no
 	// older than the events showed them (see kube.Client.AwaitSeen).
 	Seen []corev1.ObjectReference `json:"seen,omitempty"`
+	// Observe (control plane scope) also reports what the providers say (ApplyResult.Provisioning),
+	// sparing the workflow a step of its own.
+	Observe bool `json:"observe,omitempty"`
 }
 
 // UpgradeGate holds version moves for the upgrade lifecycle hooks (see upgrade.Gate).
@@ -80,6 +83,9 @@ type ApplyResult struct {
 	// RollingOut names pools whose machines are being replaced (an upgrade is complete only when
 	// none is).
 	RollingOut []string `json:"rollingOut,omitempty"`
+	// Provisioning is what ObserveProvisioning reports, read after the applies (ApplyInput.Observe;
+	// nil when it could not be read: the workflow then asks on its own).
+	Provisioning *Provisioning `json:"provisioning,omitempty"`
 }
 
 // loaded is everything read from the API server for one computation.
@@ -149,6 +155,11 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
 		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
 			return nil, err
+		}
+		if in.Observe {
+			if p, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure}); err == nil {
+				res.Provisioning = p
+			}
 		}
 	case ScopeWorkers:
 		if err := a.applyWorkers(ctx, l, state, res); err != nil {

@@ -6,6 +6,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -161,6 +163,7 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	if err := r.upsertSearchAttributes(ctx, "", "", ""); err != nil {
 		return err
 	}
+	r.local = workflow.GetVersion(ctx, "local-activities", workflow.DefaultVersion, 1) == 1
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
 	adopt := in.Upgrade
@@ -222,6 +225,14 @@ type clusterRun struct {
 	// upgrade is set in a ClusterUpgrade child: the upgrade it runs, and what ended it.
 	upgrade *UpgradeInput
 	ended   string
+	// local: the pass's steps run as local activities (see exec), the control plane apply also
+	// observes the providers (observed, taken by observe), a status equal to the last one written
+	// in this run is not written again (lastStatus), and one resync timer serves successive waits
+	// (resync).
+	local      bool
+	observed   *activities.Provisioning
+	lastStatus *activities.StatusInput
+	resync     *resyncTimer
 }
 
 var acts *activities.Activities
@@ -231,13 +242,42 @@ func (r *clusterRun) activityCtx(ctx workflow.Context, summary string) workflow.
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    heartbeatTimeout,
 		Summary:             summary,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			// No attempt limit: an API server outage pauses the work, it does not fail it.
-		},
+		RetryPolicy:         activityRetry,
 	})
+}
+
+// exec runs one of a pass's steps. In runs that began after "local-activities" it is a local
+// activity: the step runs inside the workflow task and leaves one marker in the history, instead
+// of three events and a workflow task of its own (the steps are short reads and applies, and
+// idempotent, so a workflow task retried on another worker may run one again). Older histories
+// replay with regular activities. Hook calls stay regular activities (see callHook): an
+// extension's answer is recorded on its own, and its retries keep their own backoff.
+func (r *clusterRun) exec(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
+	if !r.local {
+		return workflow.ExecuteActivity(r.activityCtx(ctx, summary), fn, in)
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             summary,
+		RetryPolicy:         activityRetry,
+	})
+	return workflow.ExecuteLocalActivity(lctx, activityName(fn), in)
+}
+
+// activityRetry retries a step for as long as it takes: an API server outage pauses the work,
+// it does not fail it.
+var activityRetry = &temporal.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+}
+
+// activityName is the name a method of activities.Activities is registered under (local
+// activities are looked up by name: the workflows hold only a nil *Activities for reference).
+func activityName(fn any) string {
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	name = strings.TrimSuffix(name, "-fm")
+	return name[strings.LastIndex(name, ".")+1:]
 }
 
 // heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
@@ -253,12 +293,13 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	hooks := workflow.GetVersion(ctx, "runtime-hooks", workflow.DefaultVersion, 1) == 1
 	r.setStep(ctx, "apply infrastructure cluster and control plane", "")
 	var applied activities.ApplyResult
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "apply infrastructure cluster and control plane"),
+	err := r.exec(ctx, "apply infrastructure cluster and control plane",
 		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeControlPlane, HoldCreate: hooks && !r.mem.CreateHookPassed,
-			Gate: r.gate(hooks), Seen: r.passSeen}).Get(ctx, &applied)
+			Gate: r.gate(hooks), Seen: r.passSeen, Observe: r.local}).Get(ctx, &applied)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
+	r.observed = applied.Provisioning
 	switch {
 	case applied.ClusterGone, applied.NoTopology:
 		return finished
@@ -342,7 +383,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 
 	r.setStep(ctx, "apply MachineDeployments", "")
 	var workers activities.ApplyResult
-	err = workflow.ExecuteActivity(r.activityCtx(ctx, fmt.Sprintf("apply %d MachineDeployment(s)", len(applied.MachineDeployments))),
+	err = r.exec(ctx, fmt.Sprintf("apply %d MachineDeployment(s)", len(applied.MachineDeployments)),
 		acts.ApplyTopology, activities.ApplyInput{Cluster: ref, Scope: activities.ScopeWorkers, Gate: r.gate(hooks), Seen: r.passSeen}).Get(ctx, &workers)
 	if err != nil {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
@@ -413,7 +454,7 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOu
 	for _, step := range activities.DeleteSteps {
 		r.setStep(ctx, "delete "+strings.ToLower(string(step)), "")
 		var res activities.DeleteResult
-		err := workflow.ExecuteActivity(r.activityCtx(ctx, "delete "+strings.ToLower(string(step))),
+		err := r.exec(ctx, "delete "+strings.ToLower(string(step)),
 			acts.DeleteTopologyStep, activities.DeleteInput{Cluster: r.in.Cluster, Step: step}).Get(ctx, &res)
 		if err != nil {
 			r.state.LastError = err.Error()
@@ -433,7 +474,7 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOu
 		}
 	}
 	r.setStep(ctx, "release the Cluster", "")
-	if err := workflow.ExecuteActivity(r.activityCtx(ctx, "remove the topology finalizer from the Cluster"),
+	if err := r.exec(ctx, "remove the topology finalizer from the Cluster",
 		acts.RemoveFinalizer, r.in.Cluster).Get(ctx, nil); err != nil {
 		r.state.LastError = err.Error()
 		return waiting
@@ -467,7 +508,7 @@ func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
 	if r.pendingWritten != nil && strings.Join(want, ",") == strings.Join(r.pendingWritten, ",") {
 		return
 	}
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "pending hooks: "+orDash(strings.Join(want, ", "))), acts.SetPendingHooks,
+	err := r.exec(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), acts.SetPendingHooks,
 		activities.PendingHooksInput{Cluster: r.in.Cluster, Hooks: want}).Get(ctx, nil)
 	if err != nil {
 		r.state.LastError = err.Error()
@@ -615,8 +656,13 @@ func (r *clusterRun) blocking(hook string, out *activities.HookOutcome) (string,
 
 func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.Provisioning, bool) {
 	r.setStep(ctx, "observe providers", "")
+	if prov := r.observed; prov != nil {
+		// The pass's apply already read it.
+		r.observed = nil
+		return prov, !prov.ClusterGone
+	}
 	var prov activities.Provisioning
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "read infrastructure cluster and control plane status"),
+	err := r.exec(ctx, "read infrastructure cluster and control plane status",
 		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.in.Cluster, HasInfrastructure: hasInfra, Seen: r.passSeen}).Get(ctx, &prov)
 	if err != nil {
 		// Only non-retryable errors reach here (a provider object breaking its contract).
@@ -680,9 +726,16 @@ func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *a
 		in.Endpoint = prov.Endpoint
 	}
 	r.state.Phase = phase
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "write Cluster status: "+phase), acts.SetClusterStatus, in).Get(ctx, nil)
+	if r.local && r.lastStatus != nil && reflect.DeepEqual(*r.lastStatus, in) {
+		// Written already in this run; nothing else writes these fields.
+		_ = r.upsertSearchAttributes(ctx, r.state.Class, r.state.Version, phase)
+		return
+	}
+	err := r.exec(ctx, "write Cluster status: "+phase, acts.SetClusterStatus, in).Get(ctx, nil)
 	if err != nil {
 		r.state.LastError = err.Error()
+	} else {
+		r.lastStatus = &in
 	}
 	_ = r.upsertSearchAttributes(ctx, r.state.Class, r.state.Version, phase)
 }
@@ -747,9 +800,27 @@ func (r *clusterRun) received(ev ClusterEvent) {
 // wait blocks until an event arrives or d passes. Events that arrived during the pass end the
 // wait at once: the pass may have read state older than they are.
 func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, d time.Duration) {
+	r.waitFor(ctx, events, d, false)
+}
+
+// resyncTimer is a resync timer kept across waits: an event-driven pass then costs no timer
+// started and canceled in the history.
+type resyncTimer struct {
+	fired    workflow.Future
+	deadline time.Time
+	cancel   workflow.CancelFunc
+}
+
+// waitFor is wait; exact says d is a hook's (retryAfterSeconds or a failure backoff), which a
+// kept resync timer must not cut short.
+func (r *clusterRun) waitFor(ctx workflow.Context, events workflow.ReceiveChannel, d time.Duration, exact bool) {
 	r.drain(ctx, events)
 	if len(r.pending) > 0 {
 		r.pending = r.pending[:0]
+		return
+	}
+	if r.local && !exact {
+		r.waitKeepingTimer(ctx, events, d)
 		return
 	}
 	timerCtx, cancel := workflow.WithCancel(ctx)
@@ -774,6 +845,36 @@ func (r *clusterRun) wait(ctx workflow.Context, events workflow.ReceiveChannel, 
 	r.pending = r.pending[:0]
 }
 
+// waitKeepingTimer waits for an event or the resync timer, which it starts only when there is none
+// due within d (one due later is replaced); the timer stays for the next wait when an event ends
+// this one. A resync may so come sooner than d after the last pass, never later.
+func (r *clusterRun) waitKeepingTimer(ctx workflow.Context, events workflow.ReceiveChannel, d time.Duration) {
+	now := workflow.Now(ctx)
+	if t := r.resync; t != nil && (t.fired.IsReady() || t.deadline.After(now.Add(d))) {
+		t.cancel()
+		r.resync = nil
+	}
+	if r.resync == nil {
+		timerCtx, cancel := workflow.WithCancel(ctx)
+		summary := fmt.Sprintf("resync by %s unless a watch event comes first", now.Add(d).UTC().Format(time.TimeOnly))
+		r.resync = &resyncTimer{
+			fired:    workflow.NewTimerWithOptions(timerCtx, d, workflow.TimerOptions{Summary: summary}),
+			deadline: now.Add(d),
+			cancel:   cancel,
+		}
+	}
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
+		var ev ClusterEvent
+		c.Receive(ctx, &ev)
+		r.received(ev)
+	})
+	sel.AddFuture(r.resync.fired, func(workflow.Future) { r.resync = nil })
+	sel.Select(ctx)
+	r.drain(ctx, events)
+	r.pending = r.pending[:0]
+}
+
 // hookRetry is the wait before calling a hook again after its n-th failure in a row: 2s, doubling
 // up to 30s and never past the wait resync. Cluster API requeues a failed hook with its
 // controller's backoff; an extension that is down is not flooded, one that comes back is called
@@ -792,15 +893,15 @@ func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settle
 	switch outcome {
 	case again:
 	case waiting:
-		d := r.timing.WaitResync
+		d, exact := r.timing.WaitResync, false
 		switch {
 		case r.nextWait > 0:
-			d, r.nextWait = r.nextWait, 0
+			d, r.nextWait, exact = r.nextWait, 0, true
 		case r.hookFailed && workflow.GetVersion(ctx, "hook-failure-backoff", workflow.DefaultVersion, 1) == 1:
-			d = hookRetry(r.hookFailures, d)
+			d, exact = hookRetry(r.hookFailures, d), true
 		}
 		r.hookFailed = false
-		r.wait(ctx, r.events, d)
+		r.waitFor(ctx, r.events, d, exact)
 	default:
 		r.wait(ctx, r.events, settledResync)
 	}

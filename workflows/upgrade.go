@@ -63,6 +63,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
 		return nil, err
 	}
+	r.local = workflow.GetVersion(ctx, "local-activities", workflow.DefaultVersion, 1) == 1
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
 	for {

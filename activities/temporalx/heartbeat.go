@@ -32,6 +32,10 @@ type heartbeatingActivity struct {
 }
 
 func (a *heartbeatingActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	if activity.GetInfo(ctx).IsLocalActivity {
+		// A local activity runs inside a workflow task, which the SDK keeps alive.
+		return a.Next.ExecuteActivity(ctx, in)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

@@ -56,6 +56,7 @@ func newRunCmd() *cobra.Command {
 	var resync time.Duration
 	var le leaderElection
 	var signallers int
+	var coalesce time.Duration
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
@@ -68,7 +69,7 @@ func newRunCmd() *cobra.Command {
 			defer p.Close()
 			// A new watcher for every term as leader (one whose Run ended cannot run again).
 			lead := func(ctx context.Context) error {
-				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers}, p.Log).Run(ctx)
+				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers, Coalesce: coalesce}, p.Log).Run(ctx)
 			}
 			return le.campaign(p.Ctx, p.Conn.Kube, p.Log, lead)
 		},
@@ -77,7 +78,8 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue of the workers")
 	cmd.Flags().StringVar(&watchNS, "namespace", "", "watch only this Kubernetes namespace (default: all)")
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
-	cmd.Flags().IntVar(&signallers, "signal-workers", 4, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
+	cmd.Flags().IntVar(&signallers, "signal-workers", 16, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
+	cmd.Flags().DurationVar(&coalesce, "coalesce", 100*time.Millisecond, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = "default"

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -137,8 +138,15 @@ func isCollection(path string) bool {
 
 // Serve serves /metrics, /healthz (the process runs) and /readyz (ready says whether it can do
 // its work) on addr until ctx ends.
-func Serve(ctx context.Context, addr string, ready func() error, log *slog.Logger) error {
+func Serve(ctx context.Context, addr string, ready func() error, profiling bool, log *slog.Logger) error {
 	mux := http.NewServeMux()
+	if profiling {
+		// Go's profiler (go tool pprof http://ADDR/debug/pprof/profile): off by default.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,7 @@ type fleet struct {
 	ns      string
 	procs   *processes
 	metrics string // the worker's metrics address
+	logDir  string // the stack's directory (pid files, logs)
 	stop    context.CancelFunc
 
 	mu sync.Mutex
@@ -91,20 +93,29 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 
 	queue := "topoflow-" + ns
 	f.metrics = freeAddr()
+	starterAddr := freeAddr()
 	logDir := os.Getenv("TOPOFLOW_STACK_DIR")
 	if logDir == "" {
 		logDir = filepath.Join(o.root, ".stack", os.Getenv("TOPOFLOW_STACK"))
 	}
-	workerArgs := []string{binPath(o, "worker"), "--task-queue", queue, "--metrics-addr", f.metrics}
+	workerArgs := []string{binPath(o, "worker"), "--task-queue", queue, "--metrics-addr", f.metrics, "--profiling"}
 	if o.workerArgs != "" {
 		workerArgs = append(workerArgs, strings.Fields(o.workerArgs)...)
 	}
+	f.logDir = logDir
 	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, args: map[string][]string{
 		"worker":  workerArgs,
-		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns},
+		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr},
 	}}
 	for _, name := range []string{"worker", "starter"} {
 		if err := f.procs.start(name); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	// Measure topoflow working, not starting: both processes connected first.
+	for _, addr := range []string{f.metrics, starterAddr} {
+		if err := waitReady(ctx, addr); err != nil {
 			f.close()
 			return nil, err
 		}
@@ -156,6 +167,10 @@ type createResult struct {
 	// Provisioned and AllObjects are per-Cluster latencies from its apply.
 	Provisioned, AllObjects latencies
 	Ratio                   float64 // of the raw apply rate
+	// CPU is where the CPU time of the create went (see cpuShare).
+	CPU string
+	// Requests are the worker's API requests during the create, by verb, per Cluster.
+	Requests map[string]float64
 }
 
 func (c createResult) Rate() float64 { return float64(c.Objects) / c.Took.Seconds() }
@@ -167,10 +182,27 @@ func (f *fleet) create(ctx context.Context, n int) (createResult, error) {
 		names[i] = fmt.Sprintf("c%04d", i)
 	}
 	start := time.Now()
+	cpu := f.cpuSeconds()
+	reqs, err := scrapeRequests(f.metrics)
+	if err != nil {
+		reqs = map[string]float64{} // the worker is still starting: it has sent nothing
+	}
+	profiled := f.profileWorker(n)
 	if err := f.applyClusters(ctx, names); err != nil {
 		return createResult{}, err
 	}
-	return f.waitCreated(ctx, names, start)
+	res, err := f.waitCreated(ctx, names, start)
+	<-profiled
+	res.CPU = cpuShare(cpu, f.cpuSeconds(), time.Since(start))
+	if after, serr := scrapeRequests(f.metrics); serr == nil {
+		res.Requests = map[string]float64{}
+		for verb, v := range after {
+			if verb != "watch" && v > reqs[verb] {
+				res.Requests[verb] = (v - reqs[verb]) / float64(max(1, len(names)))
+			}
+		}
+	}
+	return res, err
 }
 
 // applyClusters applies the sample Cluster under each name, 32 at a time.
@@ -447,7 +479,8 @@ func (f *fleet) upgradeAll(ctx context.Context) (upgradeResult, error) {
 	return res, nil
 }
 
-// history is the history length of every run of this namespace's workflows of a type.
+// history is the history length of every run of this namespace's workflows of a type (running
+// ones described one by one: visibility records a history length only when a run closes).
 func (f *fleet) history(ctx context.Context, workflowType string) (counts, error) {
 	query := fmt.Sprintf("WorkflowType = '%s' AND WorkflowId STARTS_WITH '%s'", workflowType, workflows.WorkflowID(f.ns, ""))
 	var out counts
@@ -458,7 +491,15 @@ func (f *fleet) history(ctx context.Context, workflowType string) (counts, error
 			return nil, fmt.Errorf("listing %s workflows: %w", workflowType, err)
 		}
 		for _, e := range resp.Executions {
-			out = append(out, int(e.GetHistoryLength()))
+			n := e.GetHistoryLength()
+			if n == 0 {
+				d, err := f.tc.DescribeWorkflowExecution(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId())
+				if err != nil {
+					return nil, err
+				}
+				n = d.GetWorkflowExecutionInfo().GetHistoryLength()
+			}
+			out = append(out, int(n))
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			return out, nil
@@ -524,5 +565,56 @@ func freeAddr() string {
 func deleteAll(ctx context.Context, kc *kube.Client, ns string) {
 	for _, gvr := range append([]schema.GroupVersionResource{kube.Clusters}, topologyKinds...) {
 		_ = kc.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
+}
+
+// profileWorker records a CPU profile of the worker for about the length of a create of n
+// Clusters into -worker-profile (closed channel at once when not asked for).
+func (f *fleet) profileWorker(n int) <-chan struct{} {
+	done := make(chan struct{})
+	if f.o.profile == "" || n == 0 {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		secs := min(60, 5+n/5)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", f.metrics, secs))
+		if err != nil {
+			logf("worker profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		out, err := os.Create(f.o.profile)
+		if err == nil {
+			_, err = io.Copy(out, resp.Body)
+			out.Close()
+		}
+		if err != nil {
+			logf("worker profile: %v", err)
+		}
+	}()
+	return done
+}
+
+// waitReady polls a process's /readyz until it answers 200 (a minute at most).
+func waitReady(ctx context.Context, addr string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after a minute", addr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }

@@ -37,6 +37,7 @@ type options struct {
 	upgrade     bool
 	timeout     time.Duration
 	workerArgs  string
+	profile     string
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	flag.BoolVar(&o.upgrade, "upgrade", true, "upgrade the fleet by one minor after the create")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "how long the fleet may take for a phase")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "extra worker flags, space separated (e.g. \"--read-cache=false\")")
+	flag.StringVar(&o.profile, "worker-profile", "", "write a CPU profile of the worker during the fleet create to this file (go tool pprof FILE)")
 	flag.Parse()
 	if o.rawClusters == 0 {
 		o.rawClusters = o.clusters

@@ -63,20 +63,12 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(tw, "Fleet create, all applied at once\t%d objects in %s\t%.1f objects/s (%.0f%% of raw), peak %d/s\n",
 		r.Create.Objects, ms(r.Create.Took), r.Create.Rate(), 100*r.Create.Ratio, r.Create.PeakPerSecond)
 	fmt.Fprintf(tw, "  all Provisioned\t%s\n", ms(r.Create.AllProvisioned))
+	fmt.Fprintf(tw, "  CPU during the create\t%s\n", r.Create.CPU)
+	fmt.Fprintf(tw, "  worker's API requests per Cluster\t%s\n", perVerb(r.Create.Requests))
 	fmt.Fprintf(tw, "  per Cluster: all objects applied\tp50 %s\tp99 %s\n", ms(r.Create.AllObjects.pct(0.5)), ms(r.Create.AllObjects.pct(0.99)))
 	fmt.Fprintf(tw, "  per Cluster: Provisioned\tp50 %s\tp99 %s\n", ms(r.Create.Provisioned.pct(0.5)), ms(r.Create.Provisioned.pct(0.99)))
 	fmt.Fprintf(tw, "One Cluster created alone\tall objects %s\tProvisioned %s\t%d server-side applies\n", ms(r.Single.AllObjects), ms(r.Single.Provisioned), r.Single.Applies)
-	var verbs []string
-	for v, n := range r.NoOp.PerCluster {
-		if n != 0 {
-			verbs = append(verbs, fmt.Sprintf("%s %.2f", v, n))
-		}
-	}
-	sort.Strings(verbs)
-	if len(verbs) == 0 {
-		verbs = []string{"0"}
-	}
-	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", strings.Join(verbs, ", "), r.NoOp.Clusters)
+	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", perVerb(r.NoOp.PerCluster), r.NoOp.Clusters)
 	fmt.Fprintf(tw, "History events per Cluster workflow (create, resync)\tp50 %d\tmax %d\n", r.CreateHistory.pct(0.5), r.CreateHistory.pct(1))
 	if r.Upgrade.Took > 0 {
 		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
@@ -185,4 +177,72 @@ func (p *processes) rss(name string) (now, peak int64) {
 		}
 	}
 	return now, peak
+}
+
+// cpuSeconds reads the CPU time (user and system) each process of the stack and topoflow has used
+// so far, by name: the profile of where a phase's work went.
+func (f *fleet) cpuSeconds() map[string]float64 {
+	pids := map[string]int{"bench": os.Getpid()}
+	for _, name := range []string{"etcd", "kube-apiserver", "temporal"} {
+		if data, err := os.ReadFile(filepath.Join(f.logDir, name+".pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				pids[name] = pid
+			}
+		}
+	}
+	for name, cmd := range f.procs.cmds {
+		if cmd.Process != nil {
+			pids[name] = cmd.Process.Pid
+		}
+	}
+	out := map[string]float64{}
+	for name, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+		rest := string(data)[strings.LastIndex(string(data), ")")+2:]
+		fields := strings.Fields(rest)
+		if len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		out[name] = (utime + stime) / 100 // USER_HZ
+	}
+	return out
+}
+
+// cpuShare formats the CPU seconds used between two readings, largest first.
+func cpuShare(before, after map[string]float64, wall time.Duration) string {
+	type use struct {
+		name string
+		s    float64
+	}
+	var uses []use
+	for name, a := range after {
+		uses = append(uses, use{name, a - before[name]})
+	}
+	sort.Slice(uses, func(i, j int) bool { return uses[i].s > uses[j].s })
+	var parts []string
+	for _, u := range uses {
+		parts = append(parts, fmt.Sprintf("%s %.1fs (%.0f%% of a core)", u.name, u.s, 100*u.s/wall.Seconds()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// perVerb formats request counts by verb ("0" when there were none).
+func perVerb(m map[string]float64) string {
+	var verbs []string
+	for v, n := range m {
+		if n != 0 {
+			verbs = append(verbs, fmt.Sprintf("%s %.2f", v, n))
+		}
+	}
+	sort.Strings(verbs)
+	if len(verbs) == 0 {
+		return "0"
+	}
+	return strings.Join(verbs, ", ")
 }

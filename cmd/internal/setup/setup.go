@@ -27,6 +27,8 @@ type Flags struct {
 	Debug             bool
 	LogFormat         string
 	MetricsAddr       string
+	// Profiling serves Go's profiler under /debug/pprof/ on the metrics address.
+	Profiling bool
 	// KubeQPS and KubeBurst bound the process's requests to the API server (client-side).
 	KubeQPS   float64
 	KubeBurst int
@@ -40,6 +42,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Debug, "debug", false, "debug logging")
 	fs.StringVar(&f.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :8080); off when empty")
+	fs.BoolVar(&f.Profiling, "profiling", false, "also serve Go's profiler under /debug/pprof/ on --metrics-addr")
 	fs.Float64Var(&f.KubeQPS, "kube-api-qps", 100, "sustained requests per second to the API server (client-side limit)")
 	fs.IntVar(&f.KubeBurst, "kube-api-burst", 200, "requests to the API server allowed in a burst above --kube-api-qps")
 }
@@ -134,7 +137,7 @@ func (f *Flags) Start(ready func() error) (*Process, error) {
 			return nil
 		}
 		go func() {
-			if err := metrics.Serve(ctx, f.MetricsAddr, isReady, log); err != nil {
+			if err := metrics.Serve(ctx, f.MetricsAddr, isReady, f.Profiling, log); err != nil {
 				log.Error("metrics and health endpoint stopped", "error", err)
 				stop()
 			}

@@ -49,6 +49,9 @@ type Options struct {
 	Timing workflows.Timing
 	// Workers is how many signals may be in flight at once (default 4).
 	Workers int
+	// Coalesce holds a Cluster's first queued event this long before signalling, so a burst of
+	// events (a provider updating several objects) becomes one signal and one pass (0: at once).
+	Coalesce time.Duration
 	// ExtensionConfigs turns on the (cluster-wide) watch of ExtensionConfigs, which re-runs
 	// discovery whenever one changes.
 	ExtensionConfigs bool
@@ -292,7 +295,11 @@ func (w *Watcher) enqueue(ns, name, source string, obj *unstructured.Unstructure
 		w.seen[key] = activities.MergeSeen(w.seen[key], activities.SeenObject(obj))
 	}
 	w.mu.Unlock()
-	w.queue.Add(key)
+	if w.opts.Coalesce > 0 {
+		w.queue.AddAfter(key, w.opts.Coalesce)
+	} else {
+		w.queue.Add(key)
+	}
 	metrics.QueueDepth.Set(float64(w.queue.Len()))
 }
 
@@ -503,12 +510,28 @@ func (w *Watcher) processNext(ctx context.Context) bool {
 
 // signal starts the Cluster's workflow if needed and signals it. A Cluster that is gone or not
 // managed only gets a signal (if its workflow runs), never a new workflow.
-func (w *Watcher) signal(ctx context.Context, key string) error {
+func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 	w.mu.Lock()
-	source, seen := w.sources[key], w.seen[key]
+	source, queued := w.sources[key]
+	seen := w.seen[key]
 	delete(w.sources, key)
 	delete(w.seen, key)
 	w.mu.Unlock()
+	if !queued {
+		// Signalled already: the key came back from the coalescing delay after an earlier pick.
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			// Keep the event for the retry, merged with any that came since.
+			w.mu.Lock()
+			if _, newer := w.sources[key]; !newer {
+				w.sources[key] = source
+			}
+			w.seen[key] = activities.MergeSeen(seen, w.seen[key]...)
+			w.mu.Unlock()
+		}
+	}()
 
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
