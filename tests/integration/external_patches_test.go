@@ -154,10 +154,13 @@ func TestExternalPatches(t *testing.T) {
 	for iter.HasNext() && !noted {
 		ev, err := iter.Next()
 		require.NoError(t, err)
-		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
-			for _, p := range a.GetResult().GetPayloads() {
-				noted = noted || strings.Contains(string(p.GetData()), "GeneratePatches "+handler(hooksv1.GeneratePatches)+": 2 patch(es)")
-			}
+		// A regular activity's result, or a local activity's (its marker's details).
+		payloads := ev.GetActivityTaskCompletedEventAttributes().GetResult().GetPayloads()
+		for _, d := range ev.GetMarkerRecordedEventAttributes().GetDetails() {
+			payloads = append(payloads, d.GetPayloads()...)
+		}
+		for _, p := range payloads {
+			noted = noted || strings.Contains(string(p.GetData()), "GeneratePatches "+handler(hooksv1.GeneratePatches)+": 2 patch(es)")
 		}
 	}
 	assert.True(t, noted, "the history shows the GeneratePatches answer")
