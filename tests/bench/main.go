@@ -125,7 +125,7 @@ func run(ctx context.Context, o options) error {
 	if r.Single, err = f.single(ctx); err != nil {
 		return fmt.Errorf("single create: %w", err)
 	}
-	logf("single create: all objects in %s, %d applies", r.Single.AllObjects.Round(time.Millisecond), r.Single.Applies)
+	logf("single creates: all objects p50 %s, %d applies", ms(r.Single.AllObjects.pct(0.5)), r.Single.Applies)
 
 	r.CreateHistory, err = f.history(ctx, "ClusterTopology")
 	if err != nil {
