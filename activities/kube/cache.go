@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/topoflow/topoflow/model/labels"
 )
 
 // Cache serves reads from shared informers, one per resource, started on the first read of that
@@ -171,11 +173,38 @@ func (c *Cache) informer(ctx context.Context, gvr schema.GroupVersionResource) (
 	return inf, nil
 }
 
+// byCluster indexes objects by namespace and Cluster (their cluster-name label): a pass lists
+// its own Cluster's objects without walking every Cluster's in the namespace.
+const byCluster = "topoflow-cluster"
+
+func clusterIndex(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	if c := u.GetLabels()[labels.ClusterName]; c != "" {
+		return []string{u.GetNamespace() + "/" + c}, nil
+	}
+	return nil, nil
+}
+
 // newInformer starts a resource's informer; c.mu is held.
 func (c *Cache) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 	inf := c.factory.ForResource(gvr).Informer()
 	if err := inf.SetTransform(c.trim); err != nil {
 		c.log.Warn("informer transform not set", "resource", gvr.String(), "error", err)
+	}
+	if err := inf.AddIndexers(cache.Indexers{byCluster: clusterIndex}); err != nil {
+		c.log.Warn("informer index not added", "resource", gvr.String(), "error", err)
+	}
+	// What the worker remembers goes as soon as the informer has caught up with it, not only
+	// when read again: the memory stays bounded by the writes in flight.
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.caughtUp(gvr, obj, false) },
+		UpdateFunc: func(_, obj any) { c.caughtUp(gvr, obj, false) },
+		DeleteFunc: func(obj any) { c.caughtUp(gvr, obj, true) },
+	}); err != nil {
+		c.log.Warn("informer handler not added", "resource", gvr.String(), "error", err)
 	}
 	c.informers[gvr] = inf
 	c.factory.Start(c.ctx.Done())
@@ -240,6 +269,30 @@ func (c *Cache) Forget(gvr schema.GroupVersionResource, ns, name string, rv uint
 	m[k] = recentEntry{rv: rv, expires: time.Now().Add(recentTTL)}
 }
 
+// caughtUp drops what the worker remembers of an object the informer now holds at least as new
+// (or, deleted, no longer holds).
+func (c *Cache) caughtUp(gvr schema.GroupVersionResource, obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, deleted = d.Obj, true
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	k := key(u.GetNamespace(), u.GetName())
+	rv := resourceVersion(u)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.recent[gvr][k]
+	switch {
+	case !ok:
+	case deleted && e.obj == nil, // the delete this worker remembered has arrived
+		!deleted && rv > e.rv,
+		!deleted && e.obj != nil && rv == e.rv:
+		delete(c.recent[gvr], k)
+	}
+}
+
 // newer picks between the informer's copy (nil: absent) and what the worker remembers. ok is
 // false when neither knows the object.
 func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
@@ -294,7 +347,12 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 	if inf == nil {
 		return nil, false, err
 	}
-	items, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	var items []any
+	if cluster, ok := selector.RequiresExactMatch(labels.ClusterName); ok && ns != "" {
+		items, err = inf.GetIndexer().ByIndex(byCluster, ns+"/"+cluster)
+	} else {
+		items, err = inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	}
 	if err != nil {
 		items = inf.GetStore().List()
 	}

@@ -98,3 +98,40 @@ func TestDeletedUncachedObject(t *testing.T) {
 		t.Fatal("still deleted after a create")
 	}
 }
+
+// TestClusterIndex: objects are indexed by namespace and their Cluster's name.
+func TestClusterIndex(t *testing.T) {
+	u := widget("1")
+	u.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo"})
+	got, err := clusterIndex(u)
+	if err != nil || len(got) != 1 || got[0] != "ns/demo" {
+		t.Fatalf("clusterIndex = %v, %v", got, err)
+	}
+	if got, _ := clusterIndex(widget("1")); len(got) != 0 {
+		t.Fatalf("an object of no Cluster indexed as %v", got)
+	}
+}
+
+// TestCaughtUp: what the worker remembers goes once the informer delivers it (or newer), and a
+// remembered delete once the informer delivers the delete.
+func TestCaughtUp(t *testing.T) {
+	c := NewCache(context.Background(), nil, slog.Default())
+	c.Remember(widgets, widget("7"))
+	c.caughtUp(widgets, widget("6"), false)
+	if _, ok := c.recent[widgets]["ns/w"]; !ok {
+		t.Fatal("dropped although the informer is behind")
+	}
+	c.caughtUp(widgets, widget("7"), false)
+	if _, ok := c.recent[widgets]["ns/w"]; ok {
+		t.Fatal("kept although the informer caught up")
+	}
+	c.Forget(widgets, "ns", "w", 7)
+	c.caughtUp(widgets, widget("7"), false)
+	if _, ok := c.recent[widgets]["ns/w"]; !ok {
+		t.Fatal("a remembered delete dropped by an update the informer had before it")
+	}
+	c.caughtUp(widgets, widget("7"), true)
+	if _, ok := c.recent[widgets]["ns/w"]; ok {
+		t.Fatal("a remembered delete kept after the informer delivered it")
+	}
+}

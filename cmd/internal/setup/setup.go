@@ -120,6 +120,7 @@ type Process struct {
 // connected: ready says whether the process can do its work now; nil for always).
 func (f *Flags) Start(ready func() error) (*Process, error) {
 	log := f.Logger()
+	setMemoryLimit(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	connected := make(chan struct{})
 	if f.MetricsAddr != "" {
