@@ -18,6 +18,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -425,13 +426,24 @@ func (f *fleet) noOpResync(ctx context.Context) (noOpResult, error) {
 	return res, nil
 }
 
+// state queries a Cluster's workflow, retrying for a minute: under load a query waits for a
+// workflow task of its own and may time out.
 func (f *fleet) state(ctx context.Context, name string) (workflows.State, error) {
 	var st workflows.State
-	v, err := f.tc.QueryWorkflow(ctx, workflows.WorkflowID(f.ns, name), "", workflows.QueryState)
-	if err == nil {
-		err = v.Get(&st)
+	var err error
+	for deadline := time.Now().Add(time.Minute); ; {
+		var v converter.EncodedValue
+		qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		v, err = f.tc.QueryWorkflow(qctx, workflows.WorkflowID(f.ns, name), "", workflows.QueryState)
+		cancel()
+		if err == nil {
+			err = v.Get(&st)
+		}
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return st, err
+		}
+		time.Sleep(time.Second)
 	}
-	return st, err
 }
 
 // upgradeResult is the fleet's upgrade by one minor.
