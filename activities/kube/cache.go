@@ -478,6 +478,8 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 		if fresh() {
 			continue
 		}
+		c.cache.log.Debug("informer behind the event; reading directly", "kind", s.Kind, "namespace", s.Namespace, "name", s.Name,
+			"resourceVersion", s.ResourceVersion, "waited", seenWait)
 		if _, err := c.getObject(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
 			return fmt.Errorf("reading %s %s/%s: %w", s.Kind, s.Namespace, s.Name, err)
 		}
