@@ -37,15 +37,6 @@ const fieldManager = "topoflow-bench"
 // upgradeTo is one minor above the sample's version.
 const upgradeTo = "v1.32.0"
 
-// topologyKinds are the kinds a sample Cluster's topology creates.
-var topologyKinds = []schema.GroupVersionResource{
-	provider.SimClusters, provider.SimControlPlanes, provider.MachineDeployments, provider.MachinePools, provider.SimMachinePools,
-	{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinehealthchecks"},
-	{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "simmachinetemplates"},
-	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigtemplates"},
-	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigs"},
-}
-
 // fleet is topoflow running on one namespace of Clusters, and what the bench saw of them.
 type fleet struct {
 	kc      *kube.Client
@@ -84,7 +75,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	go func() { _ = sim.Run(fctx) }()
 
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(kc.Dynamic, 0, ns, nil)
-	for _, gvr := range topologyKinds {
+	for _, gvr := range provider.TopologyKinds {
 		_, _ = factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: f.sawObject})
 	}
 	_, _ = factory.ForResource(kube.Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -372,13 +363,7 @@ func (f *fleet) noOpResync(ctx context.Context) (noOpResult, error) {
 	if err := f.waitQuiet(ctx); err != nil {
 		return noOpResult{}, err
 	}
-	f.mu.Lock()
-	var names []string
-	for n := range f.applied {
-		names = append(names, n)
-	}
-	f.mu.Unlock()
-	sort.Strings(names)
+	names := f.names()
 	passes := map[string]int{}
 	for _, n := range names {
 		st, err := f.state(ctx, n)
@@ -453,13 +438,7 @@ type upgradeResult struct {
 }
 
 func (f *fleet) upgradeAll(ctx context.Context) (upgradeResult, error) {
-	f.mu.Lock()
-	var names []string
-	for n := range f.applied {
-		names = append(names, n)
-	}
-	f.mu.Unlock()
-	sort.Strings(names)
+	names := f.names()
 	start := time.Now()
 	began := make([]time.Time, len(names))
 	err := parallel(ctx, 32, len(names), func(i int) error {
@@ -587,7 +566,7 @@ func freeAddr() string {
 // deleteAll deletes every object of the topology kinds in a namespace (the local stack has no
 // namespace controller to do it).
 func deleteAll(ctx context.Context, kc *kube.Client, ns string) {
-	for _, gvr := range append([]schema.GroupVersionResource{kube.Clusters}, topologyKinds...) {
+	for _, gvr := range append([]schema.GroupVersionResource{kube.Clusters}, provider.TopologyKinds...) {
 		_ = kc.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
 }
@@ -641,4 +620,16 @@ func waitReady(ctx context.Context, addr string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// names are the Clusters the bench applied, sorted.
+func (f *fleet) names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var names []string
+	for n := range f.applied {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -37,14 +37,7 @@ var topologyObjects = [][2]string{
 // entry of the Cluster; every object keeps its generation.
 func TestNoWriteWhenNothingChanged(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.applyFile(classFile)
-	e.applyFile(clusterFile)
-	e.waitReconciled("demo", 90*time.Second)
-	// The shim Secret goes once the Cluster owns what it guarded: wait for that settled state.
-	e.eventually(30*time.Second, "the cluster shim Secret deleted", func() (bool, string) {
-		_, err := kc.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(e.ns).Get(e.ctx, "demo-shim", metav1.GetOptions{})
-		return kube.IsNotFound(err), fmt.Sprint(err)
-	})
+	e.settledSample()
 
 	entries := func(u unstructured.Unstructured, only string) string {
 		var out []string
@@ -128,13 +121,7 @@ func (e *env) annotate(apiVersion, kind, name, key, value string) {
 // (model/ssa). Then a real change is still applied.
 func TestNoRequestsWhenNothingChanged(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.applyFile(classFile)
-	e.applyFile(clusterFile)
-	e.waitReconciled("demo", 90*time.Second)
-	e.eventually(30*time.Second, "the cluster shim Secret deleted", func() (bool, string) {
-		_, err := kc.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(e.ns).Get(e.ctx, "demo-shim", metav1.GetOptions{})
-		return kube.IsNotFound(err), fmt.Sprint(err)
-	})
+	e.settledSample()
 	// Let the last pass of the create finish (its status write included).
 	e.touchPasses("demo", 1, 0, func(int) {
 		e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", "settle")
@@ -171,4 +158,17 @@ func TestNoRequestsWhenNothingChanged(t *testing.T) {
 		return *md.Spec.Replicas == 4, fmt.Sprint(*md.Spec.Replicas)
 	})
 	assert.Greater(t, e.requests.snapshot()["apply"], after["apply"], "the change was applied")
+}
+
+// settledSample creates the sample Cluster and waits until it is reconciled and its shim Secret
+// is gone (the shim goes once the Cluster owns what it guarded): a settled topology.
+func (e *env) settledSample() {
+	e.t.Helper()
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	e.eventually(30*time.Second, "the cluster shim Secret deleted", func() (bool, string) {
+		_, err := kc.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(e.ns).Get(e.ctx, "demo-shim", metav1.GetOptions{})
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
 }

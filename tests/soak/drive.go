@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
@@ -23,15 +22,6 @@ import (
 
 // fieldManager is the soak's own, as a user's kubectl would be.
 const fieldManager = "topoflow-soak"
-
-// leftoverKinds are the kinds a Cluster's topology creates; none may remain after its delete.
-var leftoverKinds = []schema.GroupVersionResource{
-	provider.SimClusters, provider.SimControlPlanes, provider.MachineDeployments, provider.MachinePools, provider.SimMachinePools,
-	{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinehealthchecks"},
-	{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "simmachinetemplates"},
-	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigtemplates"},
-	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigs"},
-}
 
 // driver takes Clusters through their life: create, chained upgrade, delete.
 type driver struct {
@@ -196,7 +186,7 @@ func (d *driver) allAt(name, version string) bool {
 
 func (d *driver) leftovers(ctx context.Context, name string) []string {
 	var left []string
-	for _, gvr := range leftoverKinds {
+	for _, gvr := range provider.TopologyKinds {
 		list, err := d.kc.Dynamic.Resource(gvr).Namespace(d.ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + name})
 		if err != nil {
 			continue // kinds the stack does not serve

@@ -59,6 +59,16 @@ var (
 	Clusters           = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "clusters"}
 )
 
+// TopologyKinds are the kinds a sample Cluster's topology creates on the simulated providers
+// (the soak checks none is left after a delete; the bench counts them).
+var TopologyKinds = []schema.GroupVersionResource{
+	SimClusters, SimControlPlanes, MachineDeployments, MachinePools, SimMachinePools,
+	{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinehealthchecks"},
+	{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "simmachinetemplates"},
+	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigtemplates"},
+	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "simconfigs"},
+}
+
 // Options are the simulator's defaults.
 type Options struct {
 	ProvisionDelay  time.Duration
