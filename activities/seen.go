@@ -1,10 +1,10 @@
 package activities
 
 import (
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
 )
 
 // maxSeen bounds the objects one event (and one pass) carries: the newest win.
@@ -24,7 +24,7 @@ func MergeSeen(list []corev1.ObjectReference, add ...corev1.ObjectReference) []c
 		for i := range list {
 			l := &list[i]
 			if l.APIVersion == a.APIVersion && l.Kind == a.Kind && l.Namespace == a.Namespace && l.Name == a.Name {
-				if rv(a.ResourceVersion) >= rv(l.ResourceVersion) {
+				if kube.ResourceVersionOf(a.ResourceVersion) >= kube.ResourceVersionOf(l.ResourceVersion) {
 					*l = a
 				}
 				replaced = true
@@ -39,9 +39,4 @@ func MergeSeen(list []corev1.ObjectReference, add ...corev1.ObjectReference) []c
 		list = append(list[:0:0], list[len(list)-maxSeen:]...)
 	}
 	return list
-}
-
-func rv(s string) uint64 {
-	v, _ := strconv.ParseUint(s, 10, 64)
-	return v
 }

@@ -212,7 +212,7 @@ func (c *Cache) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexIn
 }
 
 func resourceVersion(u *unstructured.Unstructured) uint64 {
-	return resourceVersionOf(u.GetResourceVersion())
+	return ResourceVersionOf(u.GetResourceVersion())
 }
 
 func key(ns, name string) string {
@@ -383,9 +383,10 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 	return append(out, extra...), true, nil
 }
 
-// getObject reads one object through the cache, falling back to the API server (whose answer is
-// remembered). atLeast, when not zero, is the oldest resourceVersion the caller accepts.
-func (c *Client) getObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
+// Get reads one object of a known resource through the cache when there is one, falling back
+// to the API server (whose answer is remembered). atLeast, when not zero, is the oldest
+// resourceVersion the caller accepts.
+func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
 	if c.cache != nil {
 		obj, found, served, err := c.cache.get(ctx, gvr, ns, name, atLeast)
 		if err != nil {
@@ -451,7 +452,7 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 	}
 	for i := range seen {
 		s := &seen[i]
-		want := resourceVersionOf(s.ResourceVersion)
+		want := ResourceVersionOf(s.ResourceVersion)
 		if want == 0 {
 			continue
 		}
@@ -480,14 +481,16 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 		}
 		c.cache.log.Debug("informer behind the event; reading directly", "kind", s.Kind, "namespace", s.Namespace, "name", s.Name,
 			"resourceVersion", s.ResourceVersion, "waited", seenWait)
-		if _, err := c.getObject(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
+		if _, err := c.Get(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
 			return fmt.Errorf("reading %s %s/%s: %w", s.Kind, s.Namespace, s.Name, err)
 		}
 	}
 	return nil
 }
 
-func resourceVersionOf(s string) uint64 {
+// ResourceVersionOf reads a resourceVersion as the number etcd makes it (0: not one), for
+// comparing which of two copies of an object is newer.
+func ResourceVersionOf(s string) uint64 {
 	v, _ := strconv.ParseUint(s, 10, 64)
 	return v
 }

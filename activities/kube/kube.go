@@ -143,18 +143,12 @@ func (c *Client) GetRef(ctx context.Context, ref *corev1.ObjectReference, ns str
 	if ref.Namespace != "" {
 		ns = ref.Namespace
 	}
-	return c.getObject(ctx, gvr, ns, ref.Name, 0)
-}
-
-// Get reads one object of a known resource (through the cache when there is one), no older
-// than resourceVersion atLeast (0: any).
-func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
-	return c.getObject(ctx, gvr, ns, name, atLeast)
+	return c.Get(ctx, gvr, ns, ref.Name, 0)
 }
 
 // GetTyped reads one object of a known resource and decodes it into out (see Decode).
 func (c *Client) GetTyped(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, out any) error {
-	u, err := c.getObject(ctx, gvr, ns, name, 0)
+	u, err := c.Get(ctx, gvr, ns, name, 0)
 	if err != nil {
 		return err
 	}
