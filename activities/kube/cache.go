@@ -286,7 +286,7 @@ func (c *Cache) caughtUp(gvr schema.GroupVersionResource, obj any, deleted bool)
 	e, ok := c.recent[gvr][k]
 	switch {
 	case !ok:
-	case deleted && e.obj == nil, // the delete this worker remembered has arrived
+	case deleted && (e.obj == nil || rv >= e.rv), // the object is gone at or after what the worker remembers
 		!deleted && rv > e.rv,
 		!deleted && e.obj != nil && rv == e.rv:
 		delete(c.recent[gvr], k)

@@ -112,26 +112,33 @@ func TestClusterIndex(t *testing.T) {
 	}
 }
 
-// TestCaughtUp: what the worker remembers goes once the informer delivers it (or newer), and a
-// remembered delete once the informer delivers the delete.
+// TestCaughtUp: what the worker remembers goes once the informer delivers it (or newer); a
+// remembered delete, or a remembered object a finalizer holds, once the informer delivers the
+// removal.
 func TestCaughtUp(t *testing.T) {
-	c := NewCache(context.Background(), nil, slog.Default())
-	c.Remember(widgets, widget("7"))
-	c.caughtUp(widgets, widget("6"), false)
-	if _, ok := c.recent[widgets]["ns/w"]; !ok {
-		t.Fatal("dropped although the informer is behind")
+	tests := []struct {
+		name     string
+		remember func(c *Cache)
+		informed string // resourceVersion the informer delivers
+		removal  bool   // the informer delivers the object's removal
+		wantKept bool
+	}{
+		{"written, informer behind", func(c *Cache) { c.Remember(widgets, widget("7")) }, "6", false, true},
+		{"written, informer caught up", func(c *Cache) { c.Remember(widgets, widget("7")) }, "7", false, false},
+		{"deleted, an update the informer had before", func(c *Cache) { c.Forget(widgets, "ns", "w", 7) }, "7", false, true},
+		{"deleted, the removal arrives", func(c *Cache) { c.Forget(widgets, "ns", "w", 7) }, "7", true, false},
+		// After this worker's delete, a finalizer holds the object: it is remembered terminating.
+		{"terminating, an older removal", func(c *Cache) { c.Remember(widgets, widget("9")) }, "8", true, true},
+		{"terminating, the removal arrives", func(c *Cache) { c.Remember(widgets, widget("9")) }, "9", true, false},
 	}
-	c.caughtUp(widgets, widget("7"), false)
-	if _, ok := c.recent[widgets]["ns/w"]; ok {
-		t.Fatal("kept although the informer caught up")
-	}
-	c.Forget(widgets, "ns", "w", 7)
-	c.caughtUp(widgets, widget("7"), false)
-	if _, ok := c.recent[widgets]["ns/w"]; !ok {
-		t.Fatal("a remembered delete dropped by an update the informer had before it")
-	}
-	c.caughtUp(widgets, widget("7"), true)
-	if _, ok := c.recent[widgets]["ns/w"]; ok {
-		t.Fatal("a remembered delete kept after the informer delivered it")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCache(context.Background(), nil, slog.Default())
+			tt.remember(c)
+			c.caughtUp(widgets, widget(tt.informed), tt.removal)
+			if _, kept := c.recent[widgets]["ns/w"]; kept != tt.wantKept {
+				t.Fatalf("kept = %v, want %v", kept, tt.wantKept)
+			}
+		})
 	}
 }

@@ -200,7 +200,21 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, ns, name, err)
 	}
-	if c.cache != nil {
+	if c.cache == nil {
+		return nil
+	}
+	if !cacheable(gvr) || IsNotFound(err) {
+		c.cache.Forget(gvr, ns, name, lastSeen)
+		return nil
+	}
+	// A delete request does not say whether the object went or only got a deletionTimestamp
+	// (a provider's finalizer holds it): taking it as gone would end a teardown step while its
+	// objects still exist. One direct read tells, and what it finds is remembered.
+	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		c.cache.Remember(gvr, u)
+	case IsNotFound(err):
 		c.cache.Forget(gvr, ns, name, lastSeen)
 	}
 	return nil

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
@@ -72,4 +75,40 @@ func TestOrderedDelete(t *testing.T) {
 		assert.Empty(t, left, "%s of the Cluster left behind", gvr)
 	}
 	assert.Len(t, e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simmachinetemplates"), ""), 2, "the class's own templates stay")
+}
+
+// TestCachedDeleteOfHeldObject: after the worker deletes an object a finalizer holds, its cached
+// reads still show it (terminating) until it is really gone. A teardown step decides from those
+// reads whether its objects are gone (the soak once saw a SimCluster outlive its Cluster because
+// the cache took the delete request for the removal).
+func TestCachedDeleteOfHeldObject(t *testing.T) {
+	e := newEnv(t, envOptions{noWorker: true, noWatcher: true})
+	wk, err := kube.New(kc.Config)
+	require.NoError(t, err)
+	wk.UseCache(e.ctx, slog.Default(), activities.FieldManagers()...)
+	gvr := schemaGVR("infrastructure.cluster.x-k8s.io", "simclusters")
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster",
+		"metadata": map[string]any{"name": "held", "namespace": e.ns, "finalizers": []any{"test.topoflow.io/hold"}},
+	}}
+	_, err = kc.Dynamic.Resource(gvr).Namespace(e.ns).Create(e.ctx, obj, metav1.CreateOptions{})
+	require.NoError(t, err)
+	e.eventually(10*time.Second, "the cache holds the object", func() (bool, string) {
+		_, err := wk.Get(e.ctx, gvr, e.ns, "held", 0)
+		return err == nil, fmt.Sprint(err)
+	})
+
+	require.NoError(t, wk.Delete(e.ctx, gvr, e.ns, "held"))
+	got, err := wk.Get(e.ctx, gvr, e.ns, "held", 0)
+	require.NoError(t, err, "an object a finalizer holds is still there after the delete request")
+	assert.NotNil(t, got.GetDeletionTimestamp(), "and it is terminating")
+	require.NoError(t, wk.Delete(e.ctx, gvr, e.ns, "held"), "deleting a terminating object again is harmless")
+
+	_, err = kc.Dynamic.Resource(gvr).Namespace(e.ns).Patch(e.ctx, "held", types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	e.eventually(10*time.Second, "the cache sees the object gone", func() (bool, string) {
+		_, err := wk.Get(e.ctx, gvr, e.ns, "held", 0)
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
 }
