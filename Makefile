@@ -1,5 +1,5 @@
 # topoflow: the two commands a newcomer needs are `make up` and `make test`.
-.PHONY: up down purge test soak bench generate build
+.PHONY: up down purge test test-capi soak bench generate build
 
 up: ## bring up etcd, kube-apiserver, Temporal; run topoflow with a sample Cluster
 	./deploy/stack/run.sh
@@ -12,6 +12,9 @@ purge: ## stop everything and delete local state
 
 test: ## all tests: checks, unit tests, integration tests on a real stack
 	./tests/run.sh
+
+test-capi: ## topoflow beside real Cluster API v1.14.2 controllers (own stack; builds them once, ~25 min)
+	./tests/capi.sh
 
 soak: ## fault soak: 100 faults over Clusters in create, chained upgrade and delete (own stack; ~75 min)
 	./tests/soak.sh -clusters 10 -faults 100 $(SOAK_FLAGS)

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
@@ -45,4 +46,22 @@ func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluste
 		return fmt.Errorf("making Cluster %s/%s an owner of %s %s: %w", cluster.Namespace, cluster.Name, obj.GetKind(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// coreProviderLabel is the label clusterctl (and deploy/capi/up.sh) puts on Cluster API core's
+// CRDs; topoflow's own CRDs do not carry it.
+const coreProviderLabel = "cluster.x-k8s.io/provider"
+
+// ClusterAPICoreInstalled says whether Cluster API core is installed in the management cluster:
+// its Clusters CRD carries the provider label "cluster-api". Then its controllers own the Cluster
+// controller role and topoflow leaves it to them.
+func ClusterAPICoreInstalled(ctx context.Context, k *kube.Client) (bool, error) {
+	crd, err := k.Dynamic.Resource(kube.CustomResourceDefinitions).Get(ctx, "clusters."+clusterv1.GroupVersion.Group, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the Clusters CRD: %w", err)
+	}
+	return crd.GetLabels()[coreProviderLabel] == "cluster-api", nil
 }

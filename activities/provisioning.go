@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -171,6 +174,9 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		}
 		return false, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
+	if !a.ClusterController {
+		return a.setTopologyCondition(ctx, cluster, in.Conditions)
+	}
 	wrote := false
 	if ep := in.Endpoint; ep != nil && !cluster.Spec.ControlPlaneEndpoint.IsValid() {
 		obj := clusterShell(cluster)
@@ -219,6 +225,37 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return wrote, err
+	}
+	return true, nil
+}
+
+// setTopologyCondition writes only the TopologyReconciled condition, among the v1beta2 conditions
+// (a keyed list: Cluster API's Cluster controller owns the other entries), when Cluster API core
+// runs beside topoflow: phase, readiness, endpoint and the other conditions are its. The v1beta1
+// conditions list is atomic (one owner for the whole list), so topoflow leaves it to Cluster API.
+func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition) (bool, error) {
+	i := slices.IndexFunc(conds, func(c status.Condition) bool { return c.Type == status.TopologyReconciled })
+	if i < 0 {
+		return false, nil
+	}
+	var current *metav1.Condition
+	if cluster.Status.V1Beta2 != nil {
+		current = meta.FindStatusCondition(cluster.Status.V1Beta2.Conditions, string(status.TopologyReconciled))
+	}
+	next := status.V1Beta2(conds[i], current, cluster.Generation, time.Now())
+	if current != nil && current.Status == next.Status && current.Reason == next.Reason && current.Message == next.Message &&
+		current.ObservedGeneration == next.ObservedGeneration {
+		return false, nil
+	}
+	cond := map[string]any{"type": next.Type, "status": string(next.Status), "reason": next.Reason,
+		"lastTransitionTime": next.LastTransitionTime.UTC().Format(time.RFC3339), "observedGeneration": next.ObservedGeneration}
+	if next.Message != "" {
+		cond["message"] = next.Message
+	}
+	obj := clusterShell(cluster)
+	obj.Object["status"] = map[string]any{"v1beta2": map[string]any{"conditions": []any{cond}}}
+	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
+		return false, err
 	}
 	return true, nil
 }

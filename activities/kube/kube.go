@@ -42,6 +42,9 @@ var (
 	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
 )
 
+// CustomResourceDefinitions are read to tell which Cluster API components are installed.
+var CustomResourceDefinitions = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
 // Client bundles what topoflow needs to talk to the API server.
 type Client struct {
 	Config  *rest.Config

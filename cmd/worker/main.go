@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/workflows"
@@ -32,6 +34,7 @@ func run() error {
 	var conc workflows.Concurrency
 	flag.IntVar(&conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
 	flag.IntVar(&conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
+	clusterController := flag.String("cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
 	readCache := flag.Bool("read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")
 	flag.Parse()
 	p, err := f.Start(nil)
@@ -47,6 +50,10 @@ func run() error {
 	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptionsWith(conc))
 	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
+	if acts.ClusterController, err = clusterControllerRole(ctx, *clusterController, conn.Kube); err != nil {
+		return err
+	}
+	log.Info("roles", "topology", true, "clusterController", acts.ClusterController)
 	if *readCache {
 		conn.Kube.UseCache(ctx, log, activities.FieldManagers()...)
 	}
@@ -69,4 +76,21 @@ func run() error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// clusterControllerRole decides whether this worker plays Cluster API's Cluster controller role.
+func clusterControllerRole(ctx context.Context, flagValue string, k *kube.Client) (bool, error) {
+	switch flagValue {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	case "auto":
+		core, err := activities.ClusterAPICoreInstalled(ctx, k)
+		if err != nil {
+			return false, fmt.Errorf("--cluster-controller=auto: %w", err)
+		}
+		return !core, nil
+	}
+	return false, fmt.Errorf("--cluster-controller: %q is not auto, true or false", flagValue)
 }

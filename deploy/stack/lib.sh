@@ -8,6 +8,9 @@ case "$STACK" in
   test) _off=10000 ;;
   soak) _off=20000 ;;
   bench) _off=30000 ;;
+  # The real-providers profile (deploy/capi/up.sh): Cluster API's in-memory backend takes ports
+  # 19000 and 20000 upward, so this stack stays above them.
+  capi) _off=40000 ;;
   *) _off=0 ;;
 esac
 STACK_DIR="${TOPOFLOW_STACK_DIR:-$root/.stack/$STACK}"

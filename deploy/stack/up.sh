@@ -111,10 +111,13 @@ fi
 
 # --- CRDs -----------------------------------------------------------------------
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
-log "installing CRDs"
-kc apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
-kc apply --server-side --force-conflicts -f "$root/deploy/crds/sim" >/dev/null
-kc wait --for condition=Established --timeout 60s crd --all >/dev/null
+# The real-providers profile installs Cluster API's own CRDs instead (deploy/capi/up.sh).
+if [[ "${TOPOFLOW_CRDS:-topoflow}" == topoflow ]]; then
+  log "installing CRDs"
+  kc apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
+  kc apply --server-side --force-conflicts -f "$root/deploy/crds/sim" >/dev/null
+  kc wait --for condition=Established --timeout 60s crd --all >/dev/null
+fi
 
 cat >"$STACK_DIR/env" <<ENV
 export KUBECONFIG=$KUBECONFIG_FILE

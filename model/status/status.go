@@ -117,3 +117,32 @@ func sortConditions(cs clusterv1.Conditions) {
 		}
 	}
 }
+
+// V1Beta2 returns a condition as Cluster API v1.11+ keeps it in the v1beta2 conditions
+// (status.conditions of a v1beta2 Cluster, status.v1beta2.conditions of a v1beta1 one), with the
+// current one's transition time kept unless the status changes. Where the v1beta2 reasons
+// differ from the v1beta1 ones (api/core/v1beta2 ClusterTopologyReconcile*Reason) they are
+// translated; a reason is required there, so a True condition gets the success reason.
+func V1Beta2(c Condition, current *metav1.Condition, generation int64, now time.Time) metav1.Condition {
+	st := metav1.ConditionFalse
+	if c.Status {
+		st = metav1.ConditionTrue
+	}
+	reason := c.Reason
+	switch {
+	case c.Status && c.Type == TopologyReconciled:
+		reason = "ReconcileSucceeded"
+	case c.Status && reason == "":
+		reason = "Ready"
+	case reason == ReasonReconcileFailed:
+		reason = "ReconcileFailed"
+	case reason == "":
+		reason = "NotReady"
+	}
+	out := metav1.Condition{Type: string(c.Type), Status: st, Reason: reason, Message: c.Message, ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second))}
+	if current != nil && current.Status == st {
+		out.LastTransitionTime = current.LastTransitionTime
+	}
+	return out
+}

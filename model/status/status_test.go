@@ -59,3 +59,35 @@ func TestMerge(t *testing.T) {
 	assert.Equal(t, t1, cp.LastTransitionTime.Time)
 	assert.Equal(t, corev1.ConditionFalse, current.Get(TopologyReconciled).Status, "input not modified")
 }
+
+// TestV1Beta2: TopologyReconciled as Cluster API v1.11+ writes it among the v1beta2 conditions
+// (api/core/v1beta2 ClusterTopologyReconcileSucceededReason, ClusterTopologyReconciledFailedReason).
+func TestV1Beta2(t *testing.T) {
+	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := time.Date(2026, 2, 1, 0, 0, 0, 500, time.UTC)
+	tests := []struct {
+		name       string
+		in         Condition
+		current    *metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantTime   metav1.Time
+	}{
+		{"reconciled", True(TopologyReconciled), nil, metav1.ConditionTrue, "ReconcileSucceeded", metav1.NewTime(now.Truncate(time.Second))},
+		{"failed", False(TopologyReconciled, ReasonReconcileFailed, "Error", "boom"), nil, metav1.ConditionFalse, "ReconcileFailed", metav1.NewTime(now.Truncate(time.Second))},
+		{"same reason in both versions", False(TopologyReconciled, ReasonClusterUpgrading, "Info", ""), nil, metav1.ConditionFalse, "ClusterUpgrading", metav1.NewTime(now.Truncate(time.Second))},
+		{"status unchanged keeps its time", False(TopologyReconciled, ReasonDeleting, "Info", ""),
+			&metav1.Condition{Status: metav1.ConditionFalse, LastTransitionTime: then}, metav1.ConditionFalse, "Deleting", then},
+		{"status changed takes now", True(TopologyReconciled),
+			&metav1.Condition{Status: metav1.ConditionFalse, LastTransitionTime: then}, metav1.ConditionTrue, "ReconcileSucceeded", metav1.NewTime(now.Truncate(time.Second))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := V1Beta2(tt.in, tt.current, 3, now)
+			if got.Type != "TopologyReconciled" || got.Status != tt.wantStatus || got.Reason != tt.wantReason ||
+				got.ObservedGeneration != 3 || !got.LastTransitionTime.Equal(&tt.wantTime) || got.Message != tt.in.Message {
+				t.Errorf("V1Beta2 = %+v", got)
+			}
+		})
+	}
+}

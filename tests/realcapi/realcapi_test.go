@@ -1,0 +1,297 @@
+//go:build realcapi
+
+// Package realcapi runs topoflow beside Cluster API's own controllers (core with its topology
+// controller off, kubeadm bootstrap, KubeadmControlPlane, the in-memory backend), as
+// deploy/capi/up.sh brings them up: the test needs that stack's KUBECONFIG (tests/capi.sh).
+package realcapi
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/ssa"
+)
+
+const testManager = "realcapi-test"
+
+var (
+	kcps     = schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmcontrolplanes"}
+	devs     = schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "devclusters"}
+	machines = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines"}
+)
+
+func client(t *testing.T) *kube.Client {
+	t.Helper()
+	if os.Getenv("KUBECONFIG") == "" {
+		t.Fatal("the real-providers test needs the capi stack's KUBECONFIG: run it with tests/capi.sh")
+	}
+	cfg, err := kube.RESTConfig("")
+	require.NoError(t, err)
+	k, err := kube.New(cfg)
+	require.NoError(t, err)
+	return k
+}
+
+func repoFile(rel string) string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..", rel)
+}
+
+// TestLifecycleBesideClusterAPI: a Cluster of the in-memory class is created, upgraded across two
+// minors (the class's kubernetesVersions) and deleted by topoflow while Cluster API's core,
+// kubeadm and in-memory controllers do the rest; no field of the Cluster or of a topology object
+// is owned by both topoflow and Cluster API.
+func TestLifecycleBesideClusterAPI(t *testing.T) {
+	k := client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	ns := "rc-" + strings.ToLower(rand.String(5))
+	_, err := k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	for _, f := range []string{"deploy/capi/samples/clusterclass.yaml", "deploy/capi/samples/cluster.yaml"} {
+		data, err := os.ReadFile(repoFile(f))
+		require.NoError(t, err)
+		docs, err := decode.Documents(strings.NewReader(string(data)))
+		require.NoError(t, err)
+		for _, d := range docs {
+			d.SetNamespace(ns)
+			_, err := k.Apply(ctx, d, testManager)
+			require.NoError(t, err, "applying %s %s", d.GetKind(), d.GetName())
+		}
+	}
+	versions := watchVersions(ctx, k, ns, "mem")
+
+	start := time.Now()
+	waitFor(t, 5*time.Minute, "the control plane and workers at v1.33.0, the Cluster Provisioned", func() (bool, string) {
+		return settled(ctx, k, ns, "mem", "v1.33.0")
+	})
+	t.Logf("created in %s", time.Since(start).Round(time.Second))
+	noSharedFields(t, ctx, k, ns, "mem")
+
+	start = time.Now()
+	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
+		[]byte(`{"spec":{"topology":{"version":"v1.35.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
+	require.NoError(t, err)
+	waitFor(t, 8*time.Minute, "the control plane and workers at v1.35.0", func() (bool, string) {
+		return settled(ctx, k, ns, "mem", "v1.35.0")
+	})
+	t.Logf("upgraded two minors in %s", time.Since(start).Round(time.Second))
+	noSharedFields(t, ctx, k, ns, "mem")
+
+	cp, workers := versions.seen()
+	assert.Equal(t, []string{"v1.33.0", "v1.34.0", "v1.35.0"}, cp, "the control plane steps through every minor, once each")
+	require.NotEmpty(t, workers)
+	for i := 1; i < len(workers); i++ {
+		prev, next := semver.MustParse(workers[i-1]), semver.MustParse(workers[i])
+		assert.True(t, prev.LessThan(next), "the workers' versions only go forward: %v", workers)
+	}
+	assert.Equal(t, "v1.35.0", workers[len(workers)-1])
+
+	start = time.Now()
+	require.NoError(t, k.Dynamic.Resource(kube.Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
+	waitFor(t, 5*time.Minute, "the Cluster and its topology gone", func() (bool, string) {
+		left := []string{}
+		for _, gvr := range []schema.GroupVersionResource{kube.Clusters, kcps, devs, kube.MachineDeployments, machines, kube.MachineHealthChecks} {
+			l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, o := range l.Items {
+				left = append(left, o.GetKind()+" "+o.GetName())
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
+	t.Logf("deleted in %s", time.Since(start).Round(time.Second))
+}
+
+// settled: the control plane and the MachineDeployments run version with every replica up to
+// date and ready, the Cluster is Provisioned (Cluster API's Cluster controller says so) and
+// topoflow's TopologyReconciled is True.
+func settled(ctx context.Context, k *kube.Client, ns, name, version string) (bool, string) {
+	c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+	topo := "absent"
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "v1beta2", "conditions")
+	for _, x := range conds {
+		if m, _ := x.(map[string]any); m["type"] == "TopologyReconciled" {
+			topo = fmt.Sprintf("%v(%v: %v)", m["status"], m["reason"], m["message"])
+		}
+	}
+	state := []string{"phase=" + phase, "TopologyReconciled=" + topo}
+	ok := phase == "Provisioned" && strings.HasPrefix(topo, "True")
+
+	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+	if cpName == "" {
+		return false, strings.Join(append(state, "no control plane yet"), " ")
+	}
+	cp, err := k.Dynamic.Resource(kcps).Namespace(ns).Get(ctx, cpName, metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	ok = ok && ready(cp, "spec", "version", version) && statusString(cp, "version") == version
+	state = append(state, fmt.Sprintf("KCP %s: version=%s ready=%d/%d updated=%d", cpName, statusString(cp, "version"),
+		statusInt(cp, "readyReplicas"), statusInt(cp, "replicas"), statusInt(cp, "updatedReplicas")))
+
+	mds, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + name})
+	if err != nil {
+		return false, err.Error()
+	}
+	ok = ok && len(mds.Items) > 0
+	for i := range mds.Items {
+		md := &mds.Items[i]
+		ok = ok && ready(md, "spec", "template", "spec", "version", version)
+		v, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "version")
+		state = append(state, fmt.Sprintf("MD %s: version=%s ready=%d/%d updated=%d", md.GetName(), v,
+			statusInt(md, "readyReplicas"), statusInt(md, "replicas"), statusInt(md, "updatedReplicas")))
+	}
+	return ok, strings.Join(state, "; ")
+}
+
+// ready: the object's version (at path) is want and every desired replica is updated and ready.
+func ready(o *unstructured.Unstructured, pathAndWant ...string) bool {
+	path, want := pathAndWant[:len(pathAndWant)-1], pathAndWant[len(pathAndWant)-1]
+	v, _, _ := unstructured.NestedString(o.Object, path...)
+	desired, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	return v == want && desired > 0 && statusInt(o, "readyReplicas") == desired && statusInt(o, "updatedReplicas") == desired &&
+		statusInt(o, "replicas") == desired
+}
+
+func statusInt(o *unstructured.Unstructured, field string) int64 {
+	v, _, _ := unstructured.NestedInt64(o.Object, "status", field)
+	return v
+}
+
+func statusString(o *unstructured.Unstructured, field string) string {
+	v, _, _ := unstructured.NestedString(o.Object, "status", field)
+	return v
+}
+
+// noSharedFields checks the Cluster and every topology object: no field owned by both one of
+// topoflow's field managers and one of Cluster API's (the test's own edits aside).
+func noSharedFields(t *testing.T, ctx context.Context, k *kube.Client, ns, cluster string) {
+	t.Helper()
+	ours := map[string]bool{}
+	for _, m := range activities.FieldManagers() {
+		ours[m] = true
+	}
+	check := func(o *unstructured.Unstructured) {
+		var mfs []metav1.ManagedFieldsEntry
+		for _, mf := range o.GetManagedFields() {
+			if mf.Manager != testManager {
+				mfs = append(mfs, mf)
+			}
+		}
+		shared, err := ssa.SharedFields(mfs, func(m string) bool { return ours[m] })
+		require.NoError(t, err)
+		assert.Empty(t, shared, "%s %s: fields owned by topoflow and Cluster API (managers %v)", o.GetKind(), o.GetName(), managers(o))
+	}
+	c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, cluster, metav1.GetOptions{})
+	require.NoError(t, err)
+	check(c)
+	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments, kube.MachineHealthChecks} {
+		l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + cluster})
+		require.NoError(t, err)
+		for i := range l.Items {
+			check(&l.Items[i])
+		}
+	}
+}
+
+func managers(o *unstructured.Unstructured) []string {
+	var out []string
+	for _, mf := range o.GetManagedFields() {
+		out = append(out, mf.Manager+"/"+string(mf.Operation)+"/"+mf.Subresource)
+	}
+	return out
+}
+
+// versionLog records each version the control plane and the MachineDeployments were given, in
+// order (polled: a step lasts tens of seconds, far longer than the poll).
+type versionLog struct {
+	mu          sync.Mutex
+	cp, workers []string
+}
+
+func (v *versionLog) seen() (cp, workers []string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.cp), slices.Clone(v.workers)
+}
+
+func appendNew(list []string, v string) []string {
+	if v == "" || (len(list) > 0 && list[len(list)-1] == v) {
+		return list
+	}
+	return append(list, v)
+}
+
+func watchVersions(ctx context.Context, k *kube.Client, ns, cluster string) *versionLog {
+	v := &versionLog{}
+	sel := metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + cluster}
+	go func() {
+		for ctx.Err() == nil {
+			if l, err := k.Dynamic.Resource(kcps).Namespace(ns).List(ctx, sel); err == nil {
+				for _, o := range l.Items {
+					s, _, _ := unstructured.NestedString(o.Object, "spec", "version")
+					v.mu.Lock()
+					v.cp = appendNew(v.cp, s)
+					v.mu.Unlock()
+				}
+			}
+			if l, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
+				for _, o := range l.Items {
+					s, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "version")
+					v.mu.Lock()
+					v.workers = appendNew(v.workers, s)
+					v.mu.Unlock()
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
+	return v
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if why != last {
+			t.Logf("waiting for %s: %s", what, why)
+		}
+		last = why
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+}
