@@ -36,11 +36,19 @@ var (
 	ControlPlaneStatusReadyFlag   = Path{"status", "ready"}
 	ControlPlaneStatusObservedGen = Path{"status", "observedGeneration"}
 	InfraClusterStatusReady       = Path{"status", "ready"}
-	InfraClusterEndpoint          = Path{"spec", "controlPlaneEndpoint"}
-	ProviderFailureReason         = Path{"status", "failureReason"}
-	ProviderFailureMessage        = Path{"status", "failureMessage"}
-	TemplateSpec                  = Path{"spec", "template", "spec"}
-	TemplateMetadata              = Path{"spec", "template", "metadata"}
+	// The v1beta2 contract (Cluster API v1.11+) moved readiness under status.initialization and
+	// counts up-to-date and available replicas instead of updated and unavailable ones
+	// (Cluster API internal/contract: Initialized, UpToDateReplicas, AvailableReplicas).
+	StatusInitialization                 = Path{"status", "initialization"}
+	InfraClusterStatusProvisioned        = Path{"status", "initialization", "provisioned"}
+	ControlPlaneStatusInitializedV1Beta2 = Path{"status", "initialization", "controlPlaneInitialized"}
+	ControlPlaneStatusUpToDate           = Path{"status", "upToDateReplicas"}
+	ControlPlaneStatusAvailable          = Path{"status", "availableReplicas"}
+	InfraClusterEndpoint                 = Path{"spec", "controlPlaneEndpoint"}
+	ProviderFailureReason                = Path{"status", "failureReason"}
+	ProviderFailureMessage               = Path{"status", "failureMessage"}
+	TemplateSpec                         = Path{"spec", "template", "spec"}
+	TemplateMetadata                     = Path{"spec", "template", "metadata"}
 )
 
 // String returns the string at p; ok is false when absent. A value of another type is an error.
@@ -169,22 +177,29 @@ func ReadControlPlane(u *unstructured.Unstructured) (ControlPlaneState, error) {
 	if s.DesiredVersion, _, err = String(u, ControlPlaneVersion); err != nil {
 		return s, err
 	}
-	if s.Initialized, err = Bool(u, ControlPlaneStatusInitialized); err != nil {
+	v1beta2 := hasV1Beta2Status(u)
+	initialized, updated, unavailable := ControlPlaneStatusInitialized, ControlPlaneStatusUpdated, ControlPlaneStatusUnavailable
+	if v1beta2 {
+		initialized, updated, unavailable = ControlPlaneStatusInitializedV1Beta2, ControlPlaneStatusUpToDate, nil
+	}
+	if s.Initialized, err = Bool(u, initialized); err != nil {
 		return s, err
 	}
-	if s.Ready, err = Bool(u, ControlPlaneStatusReadyFlag); err != nil {
-		return s, err
-	}
+	var available *int64
 	for _, f := range []struct {
 		p   Path
 		dst **int64
 	}{
 		{ControlPlaneStatusReplicas, &s.Replicas},
-		{ControlPlaneStatusUpdated, &s.Updated},
+		{updated, &s.Updated},
 		{ControlPlaneStatusReady, &s.ReadyReplicas},
-		{ControlPlaneStatusUnavailable, &s.Unavailable},
+		{unavailable, &s.Unavailable},
+		{ControlPlaneStatusAvailable, &available},
 		{ControlPlaneReplicas, &s.DesiredReplicas},
 	} {
+		if f.p == nil {
+			continue
+		}
 		n, ok, err := Int64(u, f.p)
 		if err != nil {
 			return s, err
@@ -192,6 +207,22 @@ func ReadControlPlane(u *unstructured.Unstructured) (ControlPlaneState, error) {
 		if ok {
 			*f.dst = &n
 		}
+	}
+	if v1beta2 {
+		// No ready flag in the v1beta2 contract: ready is initialized with every replica
+		// available; unavailable replicas are those not available (all of them when not reported).
+		var replicas, avail int64
+		if s.Replicas != nil {
+			replicas = *s.Replicas
+		}
+		if available != nil {
+			avail = *available
+		}
+		unavail := max(replicas-avail, 0)
+		s.Unavailable = &unavail
+		s.Ready = s.Initialized && available != nil && unavail == 0
+	} else if s.Ready, err = Bool(u, ControlPlaneStatusReadyFlag); err != nil {
+		return s, err
 	}
 	s.Generation = u.GetGeneration()
 	if og, ok, err := Int64(u, ControlPlaneStatusObservedGen); err != nil {
@@ -234,7 +265,11 @@ type EndpointValue struct {
 func ReadInfraCluster(u *unstructured.Unstructured) (InfraClusterState, error) {
 	var s InfraClusterState
 	var err error
-	if s.Ready, err = Bool(u, InfraClusterStatusReady); err != nil {
+	ready := InfraClusterStatusReady
+	if hasV1Beta2Status(u) {
+		ready = InfraClusterStatusProvisioned
+	}
+	if s.Ready, err = Bool(u, ready); err != nil {
 		return s, err
 	}
 	host, _, err := String(u, append(InfraClusterEndpoint, "host"))
@@ -250,4 +285,13 @@ func ReadInfraCluster(u *unstructured.Unstructured) (InfraClusterState, error) {
 	}
 	s.FailureMessage, _, _ = String(u, ProviderFailureMessage)
 	return s, nil
+}
+
+// hasV1Beta2Status says whether a provider object reports status by the v1beta2 contract. Its
+// API version does not tell (a provider's v1beta2 may implement the v1beta1 contract), but the
+// v1beta2 contract's status.initialization does, and v1beta1 objects never have it. Before the
+// provider reports anything both read as not ready.
+func hasV1Beta2Status(u *unstructured.Unstructured) bool {
+	_, found, _ := unstructured.NestedFieldNoCopy(u.Object, StatusInitialization...)
+	return found
 }

@@ -87,3 +87,54 @@ var corev1Ref = func() (r corev1.ObjectReference) {
 	r.APIVersion, r.Kind, r.Name, r.Namespace = "infrastructure.cluster.x-k8s.io/v1beta1", "SimMachineTemplate", "t", "ns"
 	return
 }()
+
+// TestReadV1Beta2Contract: providers of the v1beta2 contract (Cluster API v1.11+, such as
+// KubeadmControlPlane and DevCluster v1beta2) report readiness under status.initialization and
+// count up-to-date and available replicas (Cluster API internal/contract ControlPlaneContract
+// Initialized, UpToDateReplicas, AvailableReplicas, IsScaling; InfrastructureClusterContract
+// Provisioned).
+func TestReadV1Beta2Contract(t *testing.T) {
+	cp := func(status map[string]any) ControlPlaneState {
+		t.Helper()
+		st, err := ReadControlPlane(obj(map[string]any{"spec": map[string]any{"version": "v1.34.0", "replicas": int64(3)}, "status": status}))
+		require.NoError(t, err)
+		return st
+	}
+	tests := []struct {
+		name                             string
+		status                           map[string]any
+		initialized, ready, scaling, upd bool
+	}{
+		{"nothing reported", map[string]any{}, false, false, true, false},
+		{"initialized, replicas coming", map[string]any{"initialization": map[string]any{"controlPlaneInitialized": true},
+			"replicas": int64(3), "upToDateReplicas": int64(3), "readyReplicas": int64(2), "availableReplicas": int64(2)}, true, false, true, true},
+		{"available not reported", map[string]any{"initialization": map[string]any{"controlPlaneInitialized": true},
+			"replicas": int64(3), "upToDateReplicas": int64(3), "readyReplicas": int64(3)}, true, false, true, true},
+		{"all available", map[string]any{"initialization": map[string]any{"controlPlaneInitialized": true},
+			"replicas": int64(3), "upToDateReplicas": int64(3), "readyReplicas": int64(3), "availableReplicas": int64(3)}, true, true, false, true},
+		{"v1beta1 fields of a v1beta2 object do not count", map[string]any{"initialization": map[string]any{},
+			"initialized": true, "ready": true, "updatedReplicas": int64(3), "replicas": int64(3), "readyReplicas": int64(3), "availableReplicas": int64(3)}, false, false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := cp(tt.status)
+			assert.Equal(t, tt.initialized, st.Initialized, "initialized")
+			assert.Equal(t, tt.ready, st.Ready, "ready")
+			assert.Equal(t, tt.scaling, st.IsScaling(), "scaling")
+			assert.Equal(t, tt.upd, st.Updated != nil, "up-to-date replicas read")
+		})
+	}
+
+	for _, tt := range []struct {
+		status map[string]any
+		ready  bool
+	}{
+		{map[string]any{"initialization": map[string]any{"provisioned": true}}, true},
+		{map[string]any{"initialization": map[string]any{"provisioned": false}, "ready": true}, false},
+		{map[string]any{"ready": true}, true}, // v1beta1
+	} {
+		st, err := ReadInfraCluster(obj(map[string]any{"status": tt.status}))
+		require.NoError(t, err)
+		assert.Equal(t, tt.ready, st.Ready, "%v", tt.status)
+	}
+}
