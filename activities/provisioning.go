@@ -247,11 +247,9 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 		current.ObservedGeneration == next.ObservedGeneration {
 		return false, nil
 	}
-	cond := map[string]any{"type": next.Type, "status": string(next.Status), "reason": next.Reason,
+	// message is always sent (metav1.Condition requires it): an empty one clears the last.
+	cond := map[string]any{"type": next.Type, "status": string(next.Status), "reason": next.Reason, "message": next.Message,
 		"lastTransitionTime": next.LastTransitionTime.UTC().Format(time.RFC3339), "observedGeneration": next.ObservedGeneration}
-	if next.Message != "" {
-		cond["message"] = next.Message
-	}
 	obj := clusterShell(cluster)
 	obj.Object["status"] = map[string]any{"v1beta2": map[string]any{"conditions": []any{cond}}}
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {

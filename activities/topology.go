@@ -263,15 +263,17 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		MachinePools:       map[string]*clusterv1.MachinePool{},
 		Templates:          map[string]*unstructured.Unstructured{},
 	}
-	if current.InfrastructureCluster, err = a.getIfExists(ctx, cluster.Spec.InfrastructureRef, cluster.Namespace, "infrastructure cluster"); err != nil {
+	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
+	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference { return desired.AtWriteVersion(class, ref) }
+	if current.InfrastructureCluster, err = a.getIfExists(ctx, at(cluster.Spec.InfrastructureRef), cluster.Namespace, "infrastructure cluster"); err != nil {
 		return nil, nil, err
 	}
-	if current.ControlPlane, err = a.getIfExists(ctx, cluster.Spec.ControlPlaneRef, cluster.Namespace, "control plane"); err != nil {
+	if current.ControlPlane, err = a.getIfExists(ctx, at(cluster.Spec.ControlPlaneRef), cluster.Namespace, "control plane"); err != nil {
 		return nil, nil, err
 	}
 	if cp := current.ControlPlane; cp != nil {
 		if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-			if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
+			if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -287,7 +289,7 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		refs := []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef}
 		for _, ref := range refs {
 			if ref != nil {
-				if err := a.readTemplate(ctx, ref, cluster.Namespace, current.Templates); err != nil {
+				if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
 					return nil, nil, err
 				}
 			}

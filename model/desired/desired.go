@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
@@ -718,7 +719,7 @@ func (c *computer) build() (*State, error) {
 		return nil, err
 	}
 	s.ControlPlaneRef = keepRefVersion(c.cluster.Spec.ControlPlaneRef, refTo(s.ControlPlane))
-	s.Cluster = c.clusterIntent(s.InfrastructureRef, s.ControlPlaneRef)
+	s.Cluster = c.clusterIntent(s.InfrastructureRef, s.ControlPlaneRef, c.upgradeStep(s.ControlPlane))
 	s.ShimNeeded = (c.infra != nil && c.in.Current.InfrastructureCluster == nil) || c.in.Current.ControlPlane == nil
 	if c.cpInfra != nil {
 		// Cluster API's selectors.ForControlPlaneMHC.
@@ -755,9 +756,21 @@ func (c *computer) baseLabels() map[string]string {
 	return map[string]string{labels.ClusterName: c.cluster.Name, labels.TopologyOwned: ""}
 }
 
+// upgradeStep is the value of the Cluster's upgrade-step annotation: the desired control plane
+// version while an upgrade runs (the AfterClusterUpgrade hook is still owed), else none (Cluster
+// API v1.14's computeCluster).
+func (c *computer) upgradeStep(controlPlane *unstructured.Unstructured) string {
+	if controlPlane == nil || !slices.Contains(strings.Split(c.cluster.Annotations[runtimev1.PendingHooksAnnotation], ","), hooksv1.AfterClusterUpgrade) {
+		return ""
+	}
+	v, _, _ := contract.String(controlPlane, contract.ControlPlaneVersion)
+	return v
+}
+
 // clusterIntent is what the topology controller applies to the Cluster (Cluster API's
-// computeCluster, filtered to allowedPathsCluster): the two topology labels and the references.
-func (c *computer) clusterIntent(infra, cp *corev1.ObjectReference) *unstructured.Unstructured {
+// computeCluster, filtered to allowedPathsCluster): the two topology labels, the references and,
+// while an upgrade runs, the upgrade step annotation.
+func (c *computer) clusterIntent(infra, cp *corev1.ObjectReference, upgradeStep string) *unstructured.Unstructured {
 	spec := map[string]any{}
 	if infra != nil {
 		spec["infrastructureRef"] = refToMap(infra)
@@ -771,6 +784,9 @@ func (c *computer) clusterIntent(infra, cp *corev1.ObjectReference) *unstructure
 	u.SetName(c.cluster.Name)
 	u.SetNamespace(c.cluster.Namespace)
 	u.SetLabels(c.baseLabels())
+	if upgradeStep != "" {
+		u.SetAnnotations(map[string]string{labels.UpgradeStep: upgradeStep})
+	}
 	return u
 }
 

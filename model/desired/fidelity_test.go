@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/patches"
@@ -57,6 +58,37 @@ func TestClusterIntent_computeCluster(t *testing.T) {
 			assert.Equal(t, tc.want, s.InfrastructureRef.APIVersion)
 			got, _, _ := unstructured.NestedString(s.Cluster.Object, "spec", "infrastructureRef", "apiVersion")
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestClusterIntent_upgradeStep: while an upgrade runs (the AfterClusterUpgrade hook is owed), the
+// Cluster's intent carries the desired control plane version as the upgrade-step annotation, which
+// KubeadmControlPlane's and the MachineSet controller's preflight checks read (Cluster API v1.14
+// computeCluster and ClusterTopologyUpgradeStepAnnotation); otherwise it carries none, so the
+// apply removes it.
+func TestClusterIntent_upgradeStep(t *testing.T) {
+	for _, tc := range []struct {
+		name, pending, want string
+	}{
+		{"upgrading", "AfterControlPlaneUpgrade,AfterClusterUpgrade", "v1.31.2"},
+		{"not upgrading", "", ""},
+		{"only another hook owed", "AfterControlPlaneInitialized", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := sample(t)
+			if tc.pending != "" {
+				in.Cluster.Annotations = map[string]string{runtimev1.PendingHooksAnnotation: tc.pending}
+			}
+			s, err := Compute(in)
+			require.NoError(t, err)
+			cpVersion, _, _ := unstructured.NestedString(s.ControlPlane.Object, "spec", "version")
+			want := map[string]string(nil)
+			if tc.want != "" {
+				require.Equal(t, tc.want, cpVersion, "the sample's control plane version")
+				want = map[string]string{labels.UpgradeStep: cpVersion}
+			}
+			assert.Equal(t, want, s.Cluster.GetAnnotations())
 		})
 	}
 }

@@ -26,6 +26,12 @@ const (
 	DeferUpgrade = "topology.cluster.x-k8s.io/defer-upgrade"
 	// HoldUpgradeSequence on a pool holds it and every pool after it.
 	HoldUpgradeSequence = "topology.cluster.x-k8s.io/hold-upgrade-sequence"
+	// UpgradeStep on a Cluster is the control plane version of the current upgrade step, while an
+	// upgrade runs (Cluster API v1.14's ClusterTopologyUpgradeStepAnnotation). KubeadmControlPlane's
+	// and the MachineSet controller's preflight checks let machines of that version be created
+	// although spec.topology.version is further on; without it a chained upgrade stops at its
+	// first intermediate step.
+	UpgradeStep = "topology.internal.cluster.x-k8s.io/upgrade-step"
 )
 
 // The cluster autoscaler's node group size annotations on a MachineDeployment.

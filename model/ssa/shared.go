@@ -34,4 +34,3 @@ func SharedFields(mfs []metav1.ManagedFieldsEntry, ours func(manager string) boo
 	sort.Strings(out)
 	return out, nil
 }
-
