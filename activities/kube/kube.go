@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"log/slog"
 	"strings"
 	"sync"
@@ -106,6 +107,12 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 
 // New builds a Client from a rest config.
 func New(cfg *rest.Config) (*Client, error) {
+	if cfg.WarningHandler == nil {
+		// The API server warns on every request of a deprecated version (Cluster API's v1beta1
+		// since v1.11): each distinct warning is printed once, not once per request.
+		cfg = rest.CopyConfig(cfg)
+		cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
