@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: generated-file and format checks, unit tests (with -race), then the
 # integration suite against a real kube-apiserver + etcd and a real Temporal server, brought up
-# by the project's own stack scripts as a separate "test" stack (its own ports and state).
+# by the project's own stack scripts as a separate "test" stack (its own ports and state), a
+# short fault soak, and topoflow beside real Cluster API controllers (tests/capi.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -15,6 +16,7 @@ unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [[ -n "$unformatted" ]]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
 go vet -tags integration ./tests/...
+go vet -tags realcapi ./tests/realcapi/...
 
 echo "== docker-compose.yaml (parsed and validated; this machine kind runs no container engine)"
 source deploy/stack/lib.sh
@@ -22,7 +24,7 @@ command -v docker-compose >/dev/null || { as_root apt-get update -qq; as_root en
 KUBECONFIG=/dev/null docker-compose -f docker-compose.yaml config -q
 
 echo "== unit tests"
-go test -race -count=1 ./model/... ./activities/... ./workflows/... ./cmd/... ./internal/... ./tests/sim/... ./tests/soak/...
+go test -race -count=1 ./model/... ./activities/... ./workflows/... ./cmd/... ./internal/... ./tests/sim/... ./tests/soak/... ./deploy/...
 
 echo "== fuzzing (briefly): manifest decoding, variable validation, patch engine, extension answers"
 go test -run '^$' -fuzz '^FuzzStrict$' -fuzztime "${FUZZTIME:-10s}" ./model/decode
@@ -44,3 +46,7 @@ go test -tags integration -count=1 -timeout 20m ./tests/integration/...
 
 echo "== fault soak, short (every fault kind once; make soak runs 100)"
 tests/soak.sh -clusters 2 -faults 6 -gap-min 2s -gap-max 6s -apiserver-outage-min 5s -apiserver-outage-max 10s -seed 3
+
+echo "== topoflow beside real Cluster API v1.14.2 (own stack; the managers are built once into the tools cache, ~25 minutes the first time)"
+deploy/stack/down.sh --purge >/dev/null 2>&1 || true
+tests/capi.sh
