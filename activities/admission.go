@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -14,6 +15,23 @@ import (
 
 // The reads topoflow's admission webhooks make (see internal/admission): the same objects
 // Cluster API's webhooks read, from the API server, without changing anything.
+
+// ClusterNamed reads a Cluster from the API server itself, not the informer (nil, nil when it
+// does not exist): the delete hold must see a deletion at once.
+func (a *Activities) ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
+	u, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+	}
+	c := &clusterv1.Cluster{}
+	if err := a.Kube.Decode(u, c); err != nil {
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+	}
+	return c, nil
+}
 
 // ClassOf reads the ClusterClass a Cluster names (nil, nil when it does not exist).
 func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 )
@@ -52,6 +53,9 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 			return &DeleteResult{ClusterGone: true}, nil
 		}
 		return nil, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
+	}
+	if err := a.markOkToDelete(ctx, cluster); err != nil {
+		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	switch in.Step {
@@ -102,6 +106,21 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 	}
 	sort.Strings(res.Remaining)
 	return res, nil
+}
+
+// markOkToDelete records on the Cluster that its teardown may start (BeforeClusterDelete passed,
+// or no hooks run), as Cluster API's topology controller does (hooks.MarkAsOkToDelete): Cluster
+// API core waits for it with its gates on, and topoflow's delete hold lets deletes through once it
+// is there (topology.DeleteHeld).
+func (a *Activities) markOkToDelete(ctx context.Context, cluster *clusterv1.Cluster) error {
+	if _, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]; ok {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:""}}}`, runtimev1.OkToDeleteAnnotation)
+	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, []byte(patch), StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("marking Cluster %s/%s ok to delete: %w", cluster.Namespace, cluster.Name, err)
+	}
+	return nil
 }
 
 // workerObjects are the Cluster's MachineDeployments and MachinePools (with the bootstrap configs

@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -238,6 +239,19 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, u 
 		c.cache.Remember(gvr, out)
 	}
 	return out, err
+}
+
+// MergePatch sends a JSON merge patch (for a few metadata fields another manager must not lose:
+// no field ownership is taken away, unlike an apply of a partial intent).
+func (c *Client) MergePatch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, patch []byte, fieldManager string) (*unstructured.Unstructured, error) {
+	out, err := c.Dynamic.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return nil, err
+	}
+	if c.cache != nil {
+		c.cache.Remember(gvr, out)
+	}
+	return out, nil
 }
 
 // Update writes a whole object (read-modify-write; a conflict fails and the caller reads again).

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
 )
@@ -30,6 +32,9 @@ const (
 	PathValidateCluster      = "/validate-cluster-x-k8s-io-v1beta1-cluster"
 	PathMutateClusterClass   = "/mutate-cluster-x-k8s-io-v1beta1-clusterclass"
 	PathValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta1-clusterclass"
+	// PathHoldTopologyDelete is topoflow's own: deletes of topology objects while the Cluster's
+	// BeforeClusterDelete hook has not passed (see holdTopologyDelete).
+	PathHoldTopologyDelete = "/validate-topology-delete"
 )
 
 // Reader is what the webhooks read from the API server (activities.Activities implements it).
@@ -38,6 +43,8 @@ type Reader interface {
 	ClassOf(ctx context.Context, c *clusterv1.Cluster) (*clusterv1.ClusterClass, error)
 	// RunningState is what the Cluster's control plane and pools run now.
 	RunningState(ctx context.Context, c *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error)
+	// ClusterNamed reads a Cluster from the API server (nil when it does not exist).
+	ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error)
 	// ClustersUsing lists the Clusters whose topology names the class.
 	ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error)
 }
@@ -60,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(PathValidateCluster, s.review(s.validateCluster))
 	mux.HandleFunc(PathMutateClusterClass, s.review(s.mutateClusterClass))
 	mux.HandleFunc(PathValidateClusterClass, s.review(s.validateClusterClass))
+	mux.HandleFunc(PathHoldTopologyDelete, s.review(s.holdTopologyDelete))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux
 }
@@ -270,4 +278,36 @@ func clusterList(cs []clusterv1.Cluster, max int) string {
 		names = append(names, c.Namespace+"/"+c.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// holdTopologyDelete refuses to delete an object of a Cluster's topology while the Cluster is
+// being deleted and its BeforeClusterDelete hook has not passed (topology.DeleteHeld). Beside
+// Cluster API core, whose Cluster controller deletes a deleting Cluster's children at once when its
+// ClusterTopology gate is off, this keeps the hook's promise: nothing goes before the extension
+// agrees. topoflow's own teardown starts only after the hook passed.
+func (s *Server) holdTopologyDelete(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation != admissionv1.Delete {
+		return allowed()
+	}
+	var meta metav1.PartialObjectMetadata
+	if err := json.Unmarshal(req.OldObject.Raw, &meta); err != nil {
+		return badRequest("decoding the object: %v", err)
+	}
+	name := meta.Labels[labels.ClusterName]
+	if name == "" {
+		return allowed()
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = meta.Namespace
+	}
+	c, err := s.Reads.ClusterNamed(ctx, ns, name)
+	if err != nil {
+		return denied(apierrors.NewInternalError(err))
+	}
+	if !topology.DeleteHeld(c) {
+		return allowed()
+	}
+	return denied(apierrors.NewForbidden(schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}, meta.Name,
+		fmt.Errorf("%s %s belongs to Cluster %s/%s, which waits for its BeforeClusterDelete hook: topoflow deletes its topology once the hook passes", meta.Kind, meta.Name, ns, name)))
 }

@@ -15,17 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/deploy/samples"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 // fakeReads answers the webhooks' reads from pure inputs.
 type fakeReads struct {
+	cluster  *clusterv1.Cluster
 	class    *clusterv1.ClusterClass
 	running  upgrade.Input
 	clusters []clusterv1.Cluster
@@ -36,6 +40,9 @@ func (f *fakeReads) ClassOf(context.Context, *clusterv1.Cluster) (*clusterv1.Clu
 }
 func (f *fakeReads) RunningState(context.Context, *clusterv1.Cluster, *clusterv1.ClusterClass) (upgrade.Input, error) {
 	return f.running, nil
+}
+func (f *fakeReads) ClusterNamed(context.Context, string, string) (*clusterv1.Cluster, error) {
+	return f.cluster, nil
 }
 func (f *fakeReads) ClustersUsing(context.Context, *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
 	return f.clusters, nil
@@ -214,4 +221,43 @@ func TestDeployedConfigurations(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, seen)
+}
+
+// TestHoldTopologyDelete: deleting an object of a Cluster's topology is refused while the Cluster
+// is being deleted and BeforeClusterDelete has not passed (topology.DeleteHeld), with a message
+// naming the Cluster and the hook; otherwise it is allowed.
+func TestHoldTopologyDelete(t *testing.T) {
+	now := metav1.Now()
+	kcp := map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+		"metadata": map[string]any{"name": "demo-cp", "namespace": "default", "labels": map[string]any{labels.ClusterName: "demo", labels.TopologyOwned: ""}}}
+	cluster := func(deleting, okToDelete bool) *clusterv1.Cluster {
+		c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+			Spec: clusterv1.ClusterSpec{Topology: &clusterv1.Topology{Class: "c", Version: "v1.31.0"}}}
+		if deleting {
+			c.DeletionTimestamp = &now
+		}
+		if okToDelete {
+			c.Annotations = map[string]string{runtimev1.OkToDeleteAnnotation: ""}
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster *clusterv1.Cluster
+		allowed bool
+	}{
+		{"Cluster deleting, hook not passed", cluster(true, false), false},
+		{"Cluster deleting, hook passed", cluster(true, true), true},
+		{"Cluster not deleting", cluster(false, false), true},
+		{"Cluster gone", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{Reads: &fakeReads{cluster: tc.cluster}}
+			resp := call(t, s, PathHoldTopologyDelete, admissionv1.Delete, nil, kcp)
+			assert.Equal(t, tc.allowed, resp.Allowed)
+			if !tc.allowed {
+				assert.Contains(t, resp.Result.Message, "Cluster default/demo, which waits for its BeforeClusterDelete hook")
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/labels"
 )
 
 // ConfigName names topoflow's webhook configurations ("topoflow-mutating-webhook-configuration"
@@ -22,7 +23,8 @@ func ConfigName(kind, suffix string) string {
 // (clientConfig with a url, for servers outside the cluster such as the local stack's, or a
 // service with an empty path), limited to namespaces matching nsSelector when given. Every
 // webhook fails closed (failurePolicy Fail, as Cluster API's): while topoflow's webhooks are down,
-// Clusters and ClusterClasses cannot be changed, so nothing unchecked gets in.
+// Clusters and ClusterClasses cannot be changed, so nothing unchecked gets in, and topology
+// objects cannot be deleted (the delete hold could not tell whether their Cluster allows it).
 func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.LabelSelector, suffix string) (*admissionregv1.MutatingWebhookConfiguration, *admissionregv1.ValidatingWebhookConfiguration) {
 	fail := admissionregv1.Fail
 	none := admissionregv1.SideEffectClassNone
@@ -75,6 +77,17 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
 		})
 	}
+	// The delete hold: deletes of any namespaced object carrying the topology-owned label (the
+	// API server only calls for those), refused while the Cluster waits for BeforeClusterDelete.
+	scope := admissionregv1.NamespacedScope
+	v.Webhooks = append(v.Webhooks, admissionregv1.ValidatingWebhook{
+		Name: "hold-delete.topology.topoflow.dev", ClientConfig: at(PathHoldTopologyDelete),
+		Rules: []admissionregv1.RuleWithOperations{{Operations: []admissionregv1.OperationType{del}, Rule: admissionregv1.Rule{
+			APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: &scope}}},
+		ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: labels.TopologyOwned, Operator: metav1.LabelSelectorOpExists}}},
+		FailurePolicy:  &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
+		AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
+	})
 	return m, v
 }
 

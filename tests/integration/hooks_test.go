@@ -68,8 +68,10 @@ func TestLifecycleHooks(t *testing.T) {
 		"beforeclustercreate-handler.ext-" + e.ns, "aftercontrolplaneinitialized-handler.ext-" + e.ns, "beforeclusterdelete-handler.ext-" + e.ns,
 	}, names)
 
-	// Delete: the hook blocks for 4 seconds; meanwhile nothing is deleted.
-	ext.BlockFor(hooksv1.BeforeClusterDelete, 4*time.Second, "backing up etcd")
+	// Delete: the hook blocks for 4 seconds; meanwhile nothing is deleted, by topoflow or anyone
+	// else (topoflow's delete hold, an admission webhook).
+	e.serveAdmission()
+	ext.BlockFor(hooksv1.BeforeClusterDelete, 8*time.Second, "backing up etcd")
 	deleted := time.Now()
 	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	e.eventually(20*time.Second, "BeforeClusterDelete blocking reported", func() (bool, string) {
@@ -79,6 +81,11 @@ func TestLifecycleHooks(t *testing.T) {
 	})
 	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
 		assert.Nil(t, u.GetDeletionTimestamp(), "MachineDeployment %s untouched while the hook blocks", u.GetName())
+		// Cluster API core's Cluster controller, beside topoflow with its topology gate off,
+		// deletes a deleting Cluster's children at once: the delete hold refuses it.
+		err := kc.Dynamic.Resource(kube.MachineDeployments).Namespace(e.ns).Delete(e.ctx, u.GetName(), metav1.DeleteOptions{})
+		require.Error(t, err, "deleting MachineDeployment %s while the hook blocks", u.GetName())
+		assert.Contains(t, err.Error(), "waits for its BeforeClusterDelete hook")
 	}
 	e.eventually(60*time.Second, "Cluster deleted", func() (bool, string) {
 		_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})

@@ -90,6 +90,14 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	t.Logf("created in %s", time.Since(start).Round(time.Second))
 	noSharedFields(t, ctx, k, ns, "mem")
 
+	// topoflow's admission stands in for Cluster API's topology checks, whatever version the
+	// edit is written in: a downgrade written as v1beta2 is refused, naming the field.
+	v1beta2Clusters := schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusters"}
+	_, err = k.Dynamic.Resource(v1beta2Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
+		[]byte(`{"spec":{"topology":{"version":"v1.32.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
+	require.Error(t, err, "a downgrade is refused at admission")
+	assert.Contains(t, err.Error(), "spec.topology.version")
+
 	start = time.Now()
 	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.35.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
