@@ -41,9 +41,12 @@ func TestOnlinePlanMatchesApply(t *testing.T) {
 
 	e.setVersion("demo", "v1.32.0")
 	cpRef := e.cluster("demo").Spec.ControlPlaneRef
-	e.eventually(30*time.Second, "the control plane told v1.32.0", func() (bool, string) {
+	// The upgrade-step annotation follows one pass later: the pass that marks AfterClusterUpgrade
+	// pending writes the pending-hooks annotation after its apply, and that write wakes the next.
+	e.eventually(30*time.Second, "the control plane told v1.32.0, the Cluster marked with the upgrade step", func() (bool, string) {
 		v, _, _ := unstructured.NestedString(e.get(cpRef).Object, "spec", "version")
-		return v == "v1.32.0", v
+		step := e.cluster("demo").Annotations[labels.UpgradeStep]
+		return v == "v1.32.0" && step == "v1.32.0", "control plane " + v + ", upgrade step " + step
 	})
 
 	in, err := activities.New(kc, nil).PlanInput(e.ctx, activities.ClusterRef{Namespace: e.ns, Name: "demo"})

@@ -28,8 +28,11 @@ import (
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/ssa"
+	"github.com/topoflow/topoflow/tests/extension"
 )
 
 const testManager = "realcapi-test"
@@ -70,6 +73,21 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
+	// A Runtime Extension answering every lifecycle hook, each blocking hook "retry" once per
+	// Cluster and version, registered for this namespace.
+	ext, err := extension.Start(lifecycleHooks...)
+	require.NoError(t, err)
+	t.Cleanup(ext.Close)
+	ext.BlockFirstCall(2, "not yet", hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade)
+	_, err = k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Patch(ctx, ns, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"topoflow.dev/realcapi":"`+ns+`"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	_, err = k.Apply(ctx, ext.Config("ext-"+ns, "topoflow.dev/realcapi", ns, nil), testManager)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = k.Dynamic.Resource(runtimev1.GroupVersion.WithResource("extensionconfigs")).Delete(context.Background(), "ext-"+ns, metav1.DeleteOptions{})
+	})
+
 	for _, f := range []string{"deploy/capi/samples/clusterclass.yaml", "deploy/capi/samples/cluster.yaml"} {
 		data, err := os.ReadFile(repoFile(f))
 		require.NoError(t, err)
@@ -117,8 +135,22 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	}
 	assert.Equal(t, "v1.35.0", workers[len(workers)-1])
 
+	// Delete while BeforeClusterDelete blocks: Cluster API core's Cluster controller (its topology
+	// gate off) would delete the children at once; topoflow's delete hold keeps them.
+	ext.BlockFor(hooksv1.BeforeClusterDelete, 10*time.Second, "backing up etcd")
 	start = time.Now()
 	require.NoError(t, k.Dynamic.Resource(kube.Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
+	waitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
+		return len(ext.Calls(hooksv1.BeforeClusterDelete)) > 0, "no call yet"
+	})
+	time.Sleep(3 * time.Second) // Cluster API core's Cluster controller has long reacted by now
+	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments} {
+		l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, o := range l.Items {
+			assert.Nil(t, o.GetDeletionTimestamp(), "%s %s deleted while BeforeClusterDelete blocks", o.GetKind(), o.GetName())
+		}
+	}
 	waitFor(t, 5*time.Minute, "the Cluster and its topology gone", func() (bool, string) {
 		left := []string{}
 		for _, gvr := range []schema.GroupVersionResource{kube.Clusters, kcps, devs, kube.MachineDeployments, machines, kube.MachineHealthChecks} {
@@ -132,7 +164,44 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 		}
 		return len(left) == 0, fmt.Sprint(left)
 	})
-	t.Logf("deleted in %s", time.Since(start).Round(time.Second))
+	t.Logf("deleted in %s (the hook held it 10 s)", time.Since(start).Round(time.Second))
+
+	// The hooks passed in Cluster API's order: per control plane step Before/After
+	// ControlPlaneUpgrade, the workers once at the end (the class's chain lets them skip
+	// v1.34.0), each once (Cluster API v1.14's topology controller and hooks tracking).
+	want := []string{
+		"BeforeClusterCreate", "AfterControlPlaneInitialized",
+		"BeforeClusterUpgrade(v1.35.0)",
+		"BeforeControlPlaneUpgrade(v1.34.0)", "AfterControlPlaneUpgrade(v1.34.0)",
+		"BeforeControlPlaneUpgrade(v1.35.0)", "AfterControlPlaneUpgrade(v1.35.0)",
+		"BeforeWorkersUpgrade(v1.35.0)", "AfterWorkersUpgrade(v1.35.0)",
+		"AfterClusterUpgrade(v1.35.0)",
+		"BeforeClusterDelete",
+	}
+	var passed []string
+	for _, c := range ext.Calls("") {
+		if !c.Passed() {
+			continue
+		}
+		key := c.Hook
+		if v := c.Version(); v != "" {
+			key += "(" + v + ")"
+		}
+		assert.NotContains(t, passed, key, "%s passed twice", key)
+		passed = append(passed, key)
+	}
+	assert.Equal(t, want, passed, "the hooks that passed, in order")
+	for _, h := range []string{hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade, hooksv1.BeforeClusterDelete} {
+		assert.Greater(t, len(ext.Calls(h)), 1, "%s blocked first, then passed", h)
+	}
+}
+
+// lifecycleHooks are the hooks the extension serves.
+var lifecycleHooks = []string{
+	hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized,
+	hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade,
+	hooksv1.BeforeWorkersUpgrade, hooksv1.AfterWorkersUpgrade, hooksv1.AfterClusterUpgrade,
+	hooksv1.BeforeClusterDelete,
 }
 
 // settled: the control plane and the MachineDeployments run version with every replica up to
