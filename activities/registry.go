@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -15,6 +17,7 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/validation"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -53,6 +56,9 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 			return nil
 		}
 		return fmt.Errorf("reading ClusterClass %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	if err := a.ownTemplates(ctx, class); err != nil {
+		return err
 	}
 	discovered, discoveryErrs, err := a.discoverVariables(ctx, class)
 	if err != nil {
@@ -103,6 +109,47 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		// Retried with backoff until the extensions answer (a newer change of the class or of an
 		// ExtensionConfig starts a fresh run).
 		return fmt.Errorf("variable discovery of ClusterClass %s/%s failed: %s", class.Namespace, class.Name, strings.Join(discoveryErrs, "; "))
+	}
+	return nil
+}
+
+// ownTemplates makes the ClusterClass an owner of every template it references, as Cluster API's
+// ClusterClass controller does (reconcileExternalReferences; off with its ClusterTopology gate):
+// clusterctl move follows the references and the garbage collector deletes the templates with the
+// class. A template that does not exist yet is skipped (the Clusters of the class report it); the
+// next change of the class tries again. The owner references go in a merge patch carrying the
+// resourceVersion read, so a concurrent change to the list fails and the activity reads again.
+func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterClass) error {
+	seen := map[string]bool{}
+	for _, tr := range desired.TemplateRefs(class) {
+		key := tr.Ref.APIVersion + " " + desired.RefKey(tr.Ref)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)
+		if kube.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading template %s %s of ClusterClass %s/%s: %w", tr.Ref.Kind, tr.Ref.Name, class.Namespace, class.Name, err)
+		}
+		owners := t.GetOwnerReferences()
+		if slices.ContainsFunc(owners, func(o metav1.OwnerReference) bool { return o.UID == class.UID }) {
+			continue
+		}
+		owners = append(owners, metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "ClusterClass", Name: class.Name, UID: class.UID})
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": t.GetResourceVersion(), "ownerReferences": owners}})
+		if err != nil {
+			return err
+		}
+		gvr, err := a.Kube.ResourceFor(t.GetAPIVersion(), t.GetKind())
+		if err != nil {
+			return err
+		}
+		if _, err := a.Kube.MergePatch(ctx, gvr, t.GetNamespace(), t.GetName(), patch, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+			return fmt.Errorf("making ClusterClass %s/%s an owner of %s %s: %w", class.Namespace, class.Name, t.GetKind(), t.GetName(), err)
+		}
 	}
 	return nil
 }

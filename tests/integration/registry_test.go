@@ -18,6 +18,7 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/tests/extension"
 )
 
@@ -42,6 +43,17 @@ func TestClusterClassStatus(t *testing.T) {
 	cond := class.Status.Conditions.Get("VariablesReconciled")
 	require.NotNil(t, cond)
 	assert.Equal(t, corev1.ConditionTrue, cond.Status)
+
+	// The class owns every template it references (Cluster API's ClusterClass controller,
+	// reconcileExternalReferences), the other owners kept.
+	for _, tr := range desired.TemplateRefs(&class) {
+		u := e.get(tr.Ref)
+		owners := map[string]string{}
+		for _, o := range u.GetOwnerReferences() {
+			owners[o.Kind+"/"+o.Name] = string(o.UID)
+		}
+		assert.Equal(t, string(class.UID), owners["ClusterClass/quick-start"], "%s %s owned by the class", tr.Ref.Kind, tr.Ref.Name)
+	}
 
 	// An invalid change is reported on the class.
 	e.applyFile(classFile, onlyKinds("ClusterClass"), func(u *unstructured.Unstructured) {
