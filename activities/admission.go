@@ -52,7 +52,7 @@ func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*cluste
 // RunningState reads what a Cluster runs now (its control plane and pools) as the upgrade input,
 // for the checks of a version change against it (validation.VersionAgainstRunning).
 func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error) {
-	cp, err := a.getIfExists(ctx, c.Spec.ControlPlaneRef, c.Namespace, "control plane")
+	cp, err := a.getIfExists(ctx, c.Spec.ControlPlaneRef, c.Namespace, "spec.controlPlaneRef")
 	if err != nil {
 		return upgrade.Input{}, err
 	}

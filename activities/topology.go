@@ -97,9 +97,14 @@ type loaded struct {
 	scopeTemplates map[string]bool
 	// extensionCalls collects the external patch answers of the computation.
 	extensionCalls []string
-	// currentMDs and currentMPs are the topology-owned pools of the Cluster.
-	currentMDs []clusterv1.MachineDeployment
-	currentMPs []clusterv1.MachinePool
+	// currentMDs and currentMPs are the topology-owned pools of the Cluster, currentMHCs its
+	// topology-owned health checks.
+	currentMDs  []clusterv1.MachineDeployment
+	currentMPs  []clusterv1.MachinePool
+	currentMHCs []clusterv1.MachineHealthCheck
+	// uids are the uids of everything read that exists: every apply intent for one of them is
+	// an update (desired.UIDs.Stamp).
+	uids desired.UIDs
 }
 
 // ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
@@ -265,10 +270,10 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	}
 	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
 	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference { return desired.AtWriteVersion(class, ref) }
-	if current.InfrastructureCluster, err = a.getIfExists(ctx, at(cluster.Spec.InfrastructureRef), cluster.Namespace, "infrastructure cluster"); err != nil {
+	if current.InfrastructureCluster, err = a.getReferenced(ctx, at(cluster.Spec.InfrastructureRef), cluster.Namespace, "spec.infrastructureRef"); err != nil {
 		return nil, nil, err
 	}
-	if current.ControlPlane, err = a.getIfExists(ctx, at(cluster.Spec.ControlPlaneRef), cluster.Namespace, "control plane"); err != nil {
+	if current.ControlPlane, err = a.getReferenced(ctx, at(cluster.Spec.ControlPlaneRef), cluster.Namespace, "spec.controlPlaneRef"); err != nil {
 		return nil, nil, err
 	}
 	if cp := current.ControlPlane; cp != nil {
@@ -304,6 +309,26 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			current.MachinePools[name] = &mps[i]
 		}
 	}
+	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	uids := desired.UIDs{}
+	uids.Add("Cluster", cluster)
+	uids.Add(kindOf(current.InfrastructureCluster), current.InfrastructureCluster)
+	uids.Add(kindOf(current.ControlPlane), current.ControlPlane)
+	for _, t := range current.Templates {
+		uids.Add(t.GetKind(), t)
+	}
+	for i := range mds {
+		uids.Add("MachineDeployment", &mds[i])
+	}
+	for i := range mps {
+		uids.Add("MachinePool", &mps[i])
+	}
+	for i := range mhcs {
+		uids.Add("MachineHealthCheck", &mhcs[i])
+	}
 	l := &loaded{
 		cluster: cluster,
 		class:   class,
@@ -314,15 +339,41 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			Current:   current,
 			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		},
-		currentMDs: mds,
-		currentMPs: mps,
+		currentMDs:  mds,
+		currentMPs:  mps,
+		currentMHCs: mhcs,
+		uids:        uids,
 	}
 	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
 	return l, nil, nil
 }
 
-// getIfExists reads the object a reference points at; nil for no reference or an absent object.
-func (a *Activities) getIfExists(ctx context.Context, ref *corev1.ObjectReference, ns, what string) (*unstructured.Unstructured, error) {
+// getReferenced reads the object a reference of the Cluster points at (nil: no reference yet,
+// the first pass). Like Cluster API's topology controller (getCurrentInfrastructureClusterState,
+// getCurrentControlPlaneState), an object the Cluster references must exist and be
+// topology-owned: one that is gone is not created again (it is not topoflow's to bring back, and
+// while the Cluster is being deleted it must stay gone), and one the topology does not own is not
+// taken over. Both wait for a change with the reason on TopologyReconciled.
+func (a *Activities) getReferenced(ctx context.Context, ref *corev1.ObjectReference, ns, field string) (*unstructured.Unstructured, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	u, err := a.getIfExists(ctx, ref, ns, field)
+	switch {
+	case err != nil:
+		return nil, err
+	case u == nil:
+		return nil, missing("%s %s/%s (%s) not found", ref.Kind, ns, ref.Name, field)
+	}
+	if _, owned := u.GetLabels()[labels.TopologyOwned]; !owned {
+		return nil, invalid(fmt.Errorf("%s %s/%s (%s) is not topology owned: it lacks the label %s", ref.Kind, ns, ref.Name, field, labels.TopologyOwned))
+	}
+	return u, nil
+}
+
+// getIfExists reads the object a reference points at; nil for no reference or an absent object
+// (the lenient read of admission checks).
+func (a *Activities) getIfExists(ctx context.Context, ref *corev1.ObjectReference, ns, field string) (*unstructured.Unstructured, error) {
 	if ref == nil {
 		return nil, nil
 	}
@@ -331,9 +382,17 @@ func (a *Activities) getIfExists(ctx context.Context, ref *corev1.ObjectReferenc
 	case kube.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading %s %s %s: %w", what, ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("reading %s %s/%s (%s): %w", ref.Kind, ns, ref.Name, field, err)
 	}
 	return u, nil
+}
+
+// kindOf is the kind of an object read, "" for none.
+func kindOf(u *unstructured.Unstructured) string {
+	if u == nil {
+		return ""
+	}
+	return u.GetKind()
 }
 
 // readTemplate reads a current cloned template into into; an absent one is skipped.
@@ -472,7 +531,10 @@ func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionRe
 	return items, nil
 }
 
-func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
+// apply server-side-applies one object of the topology; an object that existed when the pass
+// read it is updated, never created again (desired.UIDs.Stamp).
+func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
+	l.uids.Stamp(obj)
 	applied, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
 	if err != nil {
 		return nil, err
@@ -483,12 +545,12 @@ func (a *Activities) apply(ctx context.Context, obj *unstructured.Unstructured, 
 }
 
 // applyTyped applies a typed object and returns what the server holds.
-func (a *Activities) applyTyped(ctx context.Context, obj any, res *ApplyResult) (*unstructured.Unstructured, error) {
+func (a *Activities) applyTyped(ctx context.Context, l *loaded, obj any, res *ApplyResult) (*unstructured.Unstructured, error) {
 	u, err := desired.ToIntent(obj)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	return a.apply(ctx, u, res)
+	return a.apply(ctx, l, u, res)
 }
 
 // applyControlPlane writes the control plane scope in Cluster API's order (reconcileState): the
@@ -511,7 +573,7 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 	}
 	var infra, cp *unstructured.Unstructured
 	for _, obj := range state.ClusterObjects() {
-		applied, err := a.apply(ctx, obj, res)
+		applied, err := a.apply(ctx, l, obj, res)
 		if err != nil {
 			return err
 		}
@@ -523,11 +585,11 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 		}
 	}
 	if mhc := state.ControlPlaneMachineHealthCheck; mhc != nil {
-		if _, err := a.applyTyped(ctx, mhc, res); err != nil {
+		if _, err := a.applyTyped(ctx, l, mhc, res); err != nil {
 			return err
 		}
 	}
-	if _, err := a.apply(ctx, state.Cluster, res); err != nil {
+	if _, err := a.apply(ctx, l, state.Cluster, res); err != nil {
 		return err
 	}
 	if err := a.ownByCluster(ctx, l.cluster, infra, true); err != nil {
@@ -549,7 +611,7 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 	// the Cluster the owner of the pools written.
 	write := func(objs []*unstructured.Unstructured, poolKind string) error {
 		for _, o := range objs {
-			applied, err := a.apply(ctx, o, res)
+			applied, err := a.apply(ctx, l, o, res)
 			if err != nil {
 				return err
 			}
@@ -614,11 +676,7 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 		}
 	}
 	// Health checks of removed pools, and checks the topology disabled.
-	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, l.cluster)
-	if err != nil {
-		return err
-	}
-	for _, m := range mhcs {
+	for _, m := range l.currentMHCs {
 		if !wantMHC[m.Name] {
 			ref := corev1.ObjectReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck", Name: m.Name}
 			if err := a.deleteAll(ctx, m.Namespace, []corev1.ObjectReference{ref}, res); err != nil {

@@ -3,8 +3,11 @@ package desired
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ToIntent converts a typed object into the unstructured body of a server-side apply request.
@@ -43,4 +46,29 @@ func Intent(u *unstructured.Unstructured) *unstructured.Unstructured {
 		out.Object["spec"] = runtimeDeepCopy(spec)
 	}
 	return out
+}
+
+// UIDs holds the uids of the existing objects a computation read, by kind, namespace and name:
+// what an apply intent needs to be an update rather than a create (see Stamp).
+type UIDs map[string]types.UID
+
+func uidKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// Add records an existing object's uid; nil objects (not there yet) are skipped.
+func (u UIDs) Add(kind string, obj metav1.Object) {
+	if obj == nil || reflect.ValueOf(obj).IsNil() || obj.GetUID() == "" {
+		return
+	}
+	u[uidKey(kind, obj.GetNamespace(), obj.GetName())] = obj.GetUID()
+}
+
+// Stamp makes an apply intent an update of the object it was computed from, as Cluster API's
+// topology controller does (structuredmerge.NewServerSidePatchHelper carries the original's uid):
+// the intent for an object that existed carries its uid, and the API server refuses such an
+// apply when no object has that uid (409 Conflict) instead of creating one. So a pass computed
+// before the object was deleted (a late retry, an orphaned attempt while the teardown runs)
+// cannot bring it back, nor write over a namesake created since. An object that did not exist
+// gets no uid: its intent creates it.
+func (u UIDs) Stamp(intent *unstructured.Unstructured) {
+	intent.SetUID(u[uidKey(intent.GetKind(), intent.GetNamespace(), intent.GetName())])
 }

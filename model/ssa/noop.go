@@ -47,6 +47,9 @@ func Unchanged(tc TypeConverter, intent, live *unstructured.Unstructured, manage
 	if live == nil || live.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
+	if uid := intent.GetUID(); uid != "" && uid != live.GetUID() {
+		return false, nil // an intent for another object of that name: the API server decides
+	}
 	owned, ok, err := ownedFields(live, manager, subresource)
 	if err != nil {
 		return false, err

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -44,6 +45,11 @@ func owned(u *unstructured.Unstructured, manager, subresource string, op metav1.
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)},
 	})
 	u.SetManagedFields(mfs)
+	return u
+}
+
+func withUID(u *unstructured.Unstructured, uid string) *unstructured.Unstructured {
+	u.SetUID(types.UID(uid))
 	return u
 }
 
@@ -100,6 +106,12 @@ func TestUnchanged(t *testing.T) {
 		{"the intent sets a field another manager holds with the same value", `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns","labels":{"a":"1"}},
 			"spec":{"replicas":3,"tags":["x","y"],"pools":[{"name":"p1","size":2,"zone":"z1"},{"name":"p2","size":5}]}}`,
 			owned(obj(t, live), "capi-topology", "", apply, intentFields), false},
+		{"the intent carries the live object's uid (an update of it)", `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns","uid":"u1","labels":{"a":"1"}},
+			"spec":{"replicas":3,"tags":["x","y"],"pools":[{"name":"p1","size":2},{"name":"p2","size":5}]}}`,
+			owned(withUID(obj(t, live), "u1"), "capi-topology", "", apply, intentFields), true},
+		{"the intent was computed from another object of that name (the API server refuses it)", `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns","uid":"u0","labels":{"a":"1"}},
+			"spec":{"replicas":3,"tags":["x","y"],"pools":[{"name":"p1","size":2},{"name":"p2","size":5}]}}`,
+			owned(withUID(obj(t, live), "u1"), "capi-topology", "", apply, intentFields), false},
 		{"the object is being deleted", intent,
 			owned(obj(t, `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns","deletionTimestamp":"2026-01-01T00:00:00Z","labels":{"a":"1"}},
 				"spec":{"replicas":3,"tags":["x","y"],"pools":[{"name":"p1","size":2},{"name":"p2","size":5}]}}`), "capi-topology", "", apply, intentFields), false},

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -111,4 +113,56 @@ func TestCachedDeleteOfHeldObject(t *testing.T) {
 		_, err := wk.Get(e.ctx, gvr, e.ns, "held", 0)
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
+}
+
+// TestDeletedInfrastructureClusterStaysGone: an infrastructure cluster deleted from under a
+// Cluster is not created again. Cluster API's topology controller reports a referenced object
+// that is gone (getCurrentInfrastructureClusterState) and never re-creates an object it read,
+// since its apply intent carries the uid read (structuredmerge.NewServerSidePatchHelper); so does
+// topoflow (desired.UIDs). The soak once saw a late pass re-create a SimCluster that the
+// teardown had already deleted. The Cluster still deletes cleanly afterwards.
+func TestDeletedInfrastructureClusterStaysGone(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	c := e.waitReconciled("demo", 90*time.Second)
+	e.waitSettled("demo")
+	ref := c.Spec.InfrastructureRef
+	require.NotNil(t, ref)
+	infra, err := kc.GetRef(e.ctx, ref, e.ns)
+	require.NoError(t, err)
+
+	// What a pass that read the object before its deletion would send.
+	stale := infra.DeepCopy()
+	stale.SetManagedFields(nil)
+	stale.SetResourceVersion("")
+	unstructured.RemoveNestedField(stale.Object, "status")
+
+	require.NoError(t, kc.DeleteRef(e.ctx, ref, e.ns))
+	e.eventually(30*time.Second, "infrastructure cluster gone", func() (bool, string) {
+		_, err := kc.GetRef(e.ctx, ref, e.ns)
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
+	e.eventually(30*time.Second, "the missing infrastructure cluster reported", func() (bool, string) {
+		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
+		want := fmt.Sprintf("%s %s/%s (spec.infrastructureRef) not found", ref.Kind, e.ns, ref.Name)
+		return cond != nil && cond.Status == corev1.ConditionFalse && cond.Message == want, fmt.Sprint(cond)
+	})
+	_, err = kc.GetRef(e.ctx, ref, e.ns)
+	assert.True(t, kube.IsNotFound(err), "the infrastructure cluster was created again: %v", err)
+
+	// The API server refuses the stale intent rather than create the object again.
+	_, err = kc.Apply(e.ctx, stale, labels.FieldManager)
+	assert.True(t, apierrors.IsConflict(err), "apply of an intent carrying a deleted object's uid: %v", err)
+	_, err = kc.GetRef(e.ctx, ref, e.ns)
+	assert.True(t, kube.IsNotFound(err), "the stale apply created the object: %v", err)
+
+	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	e.eventually(90*time.Second, "Cluster deleted", func() (bool, string) {
+		err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "demo", &clusterv1.Cluster{})
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
+	assert.Empty(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), "workers left behind")
+	_, err = kc.GetRef(e.ctx, ref, e.ns)
+	assert.True(t, kube.IsNotFound(err), "the infrastructure cluster came back during the delete: %v", err)
 }
