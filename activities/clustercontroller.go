@@ -42,6 +42,7 @@ func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluste
 	intent.SetName(obj.GetName())
 	intent.SetNamespace(obj.GetNamespace())
 	intent.SetOwnerReferences([]metav1.OwnerReference{want})
+	intent.SetUID(obj.GetUID()) // never a create: an object deleted since stays deleted
 	if _, err := a.Kube.Apply(ctx, intent, StatusFieldManager); err != nil {
 		return fmt.Errorf("making Cluster %s/%s an owner of %s %s: %w", cluster.Namespace, cluster.Name, obj.GetKind(), obj.GetName(), err)
 	}

@@ -122,9 +122,14 @@ const pendingHooksFieldManager = "topoflow-pending-hooks"
 // SetPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation (comma separated,
 // as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
 func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
-	obj := clusterShell(&clusterv1.Cluster{})
-	obj.SetName(in.Cluster.Name)
-	obj.SetNamespace(in.Cluster.Namespace)
+	cluster := &clusterv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
+	}
+	obj := clusterShell(cluster) // with its uid: a Cluster deleted meanwhile is not created again
 	if len(in.Hooks) > 0 {
 		obj.SetAnnotations(map[string]string{runtimev1.PendingHooksAnnotation: strings.Join(in.Hooks, ",")})
 	}

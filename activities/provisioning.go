@@ -259,9 +259,11 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 }
 
 func clusterShell(c *clusterv1.Cluster) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
+	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(),
 		"kind":       "Cluster",
 		"metadata":   map[string]any{"name": c.Name, "namespace": c.Namespace},
 	}}
+	u.SetUID(c.UID) // an apply to a Cluster deleted since it was read is refused, not a create
+	return u
 }

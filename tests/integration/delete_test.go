@@ -166,3 +166,30 @@ func TestDeletedInfrastructureClusterStaysGone(t *testing.T) {
 	_, err = kc.GetRef(e.ctx, ref, e.ns)
 	assert.True(t, kube.IsNotFound(err), "the infrastructure cluster came back during the delete: %v", err)
 }
+
+// TestLateWriteDoesNotRecreateCluster: a write that arrives after its Cluster was deleted (the
+// pending-hooks annotation of an upgrade that was running) finds nothing to write to; it must not
+// create an empty Cluster of that name, as a plain server-side apply of the annotation would.
+func TestLateWriteDoesNotRecreateCluster(t *testing.T) {
+	e := newEnv(t, envOptions{noWorker: true, noWatcher: true})
+	acts := activities.New(kc, slog.Default())
+	c := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
+		"metadata": map[string]any{"name": "gone", "namespace": e.ns},
+	}}
+	_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Create(e.ctx, c, metav1.CreateOptions{})
+	require.NoError(t, err)
+	ref := activities.ClusterRef{Namespace: e.ns, Name: "gone"}
+	require.NoError(t, acts.SetPendingHooks(e.ctx, activities.PendingHooksInput{Cluster: ref, Hooks: []string{"AfterClusterUpgrade"}}))
+	got := e.cluster("gone")
+	assert.Equal(t, "AfterClusterUpgrade", got.Annotations["runtime.cluster.x-k8s.io/pending-hooks"], "written while the Cluster exists")
+
+	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "gone", metav1.DeleteOptions{}))
+	e.eventually(10*time.Second, "Cluster deleted", func() (bool, string) {
+		err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "gone", &clusterv1.Cluster{})
+		return kube.IsNotFound(err), fmt.Sprint(err)
+	})
+	require.NoError(t, acts.SetPendingHooks(e.ctx, activities.PendingHooksInput{Cluster: ref}), "nothing to write to is not an error")
+	err = kc.GetTyped(e.ctx, kube.Clusters, e.ns, "gone", &clusterv1.Cluster{})
+	assert.True(t, kube.IsNotFound(err), "the late write created a Cluster: %v", err)
+}
