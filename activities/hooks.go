@@ -155,10 +155,21 @@ func hookOutcome(res *runtimeext.Result) string {
 	return "passed"
 }
 
+// announces says whether a hook's call records an Event on the Cluster even when it passes (the
+// upgrade's start and end, the teardown's start): such a call is made with or without handlers.
+func announces(hook string) bool {
+	switch hook {
+	case hooksv1.BeforeClusterUpgrade, hooksv1.AfterClusterUpgrade, hooksv1.BeforeClusterDelete:
+		return true
+	}
+	return false
+}
+
 // hookEvent tells, on the Cluster, what a hook's answer means for it: blocking (with the
 // extensions' message), failing, or an upgrade started or completed.
 func (a *Activities) hookEvent(c *clusterv1.Cluster, in HookCall, outcome string, res *runtimeext.Result) {
 	switch {
+	case outcome != "blocked" && outcome != "failed" && !announces(in.Hook):
 	case outcome == "blocked":
 		a.event(c, corev1.EventTypeNormal, "HookBlocking", "%s asked to wait %ds: %s", in.Hook, res.RetryAfterSeconds, res.Message)
 	case outcome == "failed":

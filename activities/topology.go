@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/activities/runtimeext"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -86,6 +87,10 @@ type ApplyResult struct {
 	// Provisioning is what ObserveProvisioning reports, read after the applies (ApplyInput.Observe;
 	// nil when it could not be read: the workflow then asks on its own).
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
+	// SkipHooks are the lifecycle hooks the workflow lets pass without a call: no Runtime
+	// Extension handles them for this Cluster's namespace (runtimeext.Client.Unhandled) and their
+	// call has nothing else to do (see announces).
+	SkipHooks []string `json:"skipHooks,omitempty"`
 }
 
 // loaded is everything read from the API server for one computation.
@@ -110,6 +115,23 @@ type loaded struct {
 // ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
 // part named by the scope with server-side apply (field manager capi-topology).
 func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
+	res, err := a.applyTopology(ctx, in)
+	if err != nil || res == nil || res.ClusterGone || res.NoTopology {
+		return res, err
+	}
+	// From the cache: the workflow needs no step of its own for a hook nobody handles. A read
+	// error only costs those steps.
+	if unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, in.Cluster.Namespace); err == nil {
+		for _, hook := range unhandled {
+			if !announces(hook) {
+				res.SkipHooks = append(res.SkipHooks, hook)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (a *Activities) applyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
 		return nil, err
 	}

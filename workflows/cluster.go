@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -233,6 +234,8 @@ type clusterRun struct {
 	observed   *activities.Provisioning
 	lastStatus *activities.StatusInput
 	resync     *resyncTimer
+	// skipHooks are the lifecycle hooks that pass without a call, as the pass's apply found them.
+	skipHooks []string
 }
 
 var acts *activities.Activities
@@ -300,6 +303,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return r.blocked(ctx, err, applied.HasInfrastructure)
 	}
 	r.observed = applied.Provisioning
+	r.skipHooks = applied.SkipHooks
 	switch {
 	case applied.ClusterGone, applied.NoTopology:
 		return finished
@@ -597,10 +601,7 @@ func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
 // Cluster's TopologyReconciled condition says why (with the given reason and message prefix) and
 // the returned outcome is what the pass should end with.
 func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookCall, reason, prefix string, hasInfra bool) (passOutcome, bool) {
-	r.setStep(ctx, "hook "+call.Hook, "")
-	var out activities.HookOutcome
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out)
-	r.recordHook(ctx, call, &out, err)
+	out, err := r.hook(ctx, call)
 	if err != nil {
 		r.state.LastError = err.Error()
 		return waiting, false
@@ -608,7 +609,7 @@ func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookC
 	if out.ClusterGone {
 		return finished, false
 	}
-	msg, blocked := r.blocking(call.Hook, &out)
+	msg, blocked := r.blocking(call.Hook, out)
 	if !blocked {
 		return again, true
 	}
@@ -623,10 +624,21 @@ func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookC
 
 // callHook runs a lifecycle hook; its request outcome is in the activity's result (history).
 func (r *clusterRun) callHook(ctx workflow.Context, hook string) (*activities.HookOutcome, error) {
-	r.setStep(ctx, "hook "+hook, "")
+	return r.hook(ctx, activities.HookCall{Cluster: r.in.Cluster, Hook: hook})
+}
+
+// hook calls a lifecycle hook as an activity of its own and logs the answer. A hook that no
+// extension handles, with nothing else to do (the pass's apply said so: ApplyResult.SkipHooks),
+// passes without one, as Cluster API's call of no handlers does: no request, and no history for
+// a step that does nothing (added after the hooks; histories recorded before replay with the
+// activity).
+func (r *clusterRun) hook(ctx workflow.Context, call activities.HookCall) (*activities.HookOutcome, error) {
+	r.setStep(ctx, "hook "+call.Hook, "")
 	var out activities.HookOutcome
-	call := activities.HookCall{Cluster: r.in.Cluster, Hook: hook}
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+hook), acts.CallLifecycleHook, call).Get(ctx, &out)
+	var err error
+	if !slices.Contains(r.skipHooks, call.Hook) || workflow.GetVersion(ctx, "skip-unhandled-hooks", workflow.DefaultVersion, 1) != 1 {
+		err = workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out)
+	}
 	r.recordHook(ctx, call, &out, err)
 	return &out, err
 }

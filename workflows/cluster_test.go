@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,9 +51,19 @@ type fakeWorld struct {
 	workerScope int
 	// upgrade is what every apply reports about an upgrade in progress.
 	upgrade *activities.UpgradeSummary
+	// skip is what every apply reports as the hooks that pass without a call.
+	skip []string
 }
 
-func (w *fakeWorld) apply(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
+func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
+	res, err := w.applied(ctx, in)
+	if res != nil && !res.ClusterGone {
+		res.SkipHooks = w.skip
+	}
+	return res, err
+}
+
+func (w *fakeWorld) applied(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls = append(w.calls, "apply "+string(in.Scope))
@@ -399,6 +410,60 @@ func TestAfterControlPlaneInitializedOnceAcrossContinueAsNew(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	assert.False(t, next.Memory.AfterControlPlaneInitializedPending, "carried: already called")
 	assert.True(t, next.Memory.CreateHookPassed)
+}
+
+// TestSkippedHooksPassWithoutACall: a hook the apply reports as passing without a call (no
+// extension handles it, and its call has nothing else to do) passes without its activity, logged
+// as passed with no handler, and the lifecycle goes on as if it had been called (Cluster API calls
+// no handler and passes); any other hook is still called.
+func TestSkippedHooksPassWithoutACall(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		skip   []string
+		called []string
+	}{
+		{"no extension (BeforeClusterDelete announces the teardown)", []string{hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized},
+			[]string{"hook " + hooksv1.BeforeClusterDelete}},
+		{"only AfterControlPlaneInitialized called", []string{hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterDelete},
+			[]string{"hook " + hooksv1.AfterControlPlaneInitialized}},
+		{"nothing known (an extension not yet discovered)", nil,
+			[]string{"hook " + hooksv1.BeforeClusterCreate, "hook " + hooksv1.AfterControlPlaneInitialized, "hook " + hooksv1.BeforeClusterDelete}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true, skip: tt.skip}
+			env := newEnv(t, w)
+			var created State
+			signal(env, time.Minute, func() {
+				created = queryState(t, env)
+				w.set(func(w *fakeWorld) { w.deleting = "all" })
+			})
+			env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+
+			var hooks []string
+			for _, c := range w.calls {
+				if strings.HasPrefix(c, "hook ") {
+					hooks = append(hooks, c)
+				}
+			}
+			assert.Equal(t, tt.called, hooks)
+			assert.Equal(t, "settled", created.Step, "created: %+v", created)
+			assert.Equal(t, 1, w.workerScope, "the workers were applied")
+			assert.True(t, w.released, "the teardown ran")
+			assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneInitialized}, nil}, w.pending,
+				"the pending-hooks annotation: AfterControlPlaneInitialized owed from the create until it passed")
+			var log []string
+			for _, h := range queryState(t, env).Hooks {
+				log = append(log, h.Hook+": "+h.Outcome)
+			}
+			assert.Equal(t, []string{
+				"BeforeClusterCreate: passed (no handler registered)",
+				"AfterControlPlaneInitialized: passed (no handler registered)",
+				"BeforeClusterDelete: passed (no handler registered)",
+			}, log)
+		})
+	}
 }
 
 // TestBeforeClusterDeleteBlocks: nothing is deleted while BeforeClusterDelete blocks; it is not

@@ -195,6 +195,29 @@ func splitHandlerName(registeredName, config string) (name, extension string) {
 // handlers lists the handlers for a hook from ExtensionConfigs that select the namespace,
 // running discovery for configs that have not been discovered yet.
 func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]registered, error) {
+	configs, err := c.selecting(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []registered
+	for _, cfg := range configs {
+		if len(cfg.Status.Handlers) == 0 {
+			if err := c.Discover(ctx, cfg); err != nil {
+				return nil, err
+			}
+		}
+		for _, h := range cfg.Status.Handlers {
+			if handles(h, hook) {
+				out = append(out, registered{config: cfg, handler: h})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].handler.Name < out[j].handler.Name })
+	return out, nil
+}
+
+// selecting lists the ExtensionConfigs whose namespace selector selects the namespace.
+func (c *Client) selecting(ctx context.Context, namespace string) ([]*runtimev1.ExtensionConfig, error) {
 	items, err := c.Kube.List(ctx, extensionConfigs, "", "")
 	if kube.IsNotFound(err) {
 		return nil, nil // no Runtime SDK CRD installed: no extensions
@@ -203,30 +226,58 @@ func (c *Client) handlers(ctx context.Context, hook, namespace string) ([]regist
 		return nil, fmt.Errorf("listing ExtensionConfigs: %w", err)
 	}
 	ns := &namespaceLabels{name: namespace}
-	var out []registered
+	var out []*runtimev1.ExtensionConfig
 	for i := range items {
 		cfg := &runtimev1.ExtensionConfig{}
 		if err := c.Kube.Decode(&items[i], cfg); err != nil {
 			return nil, fmt.Errorf("ExtensionConfig %s: %w", items[i].GetName(), err)
 		}
-		if ok, err := c.selects(ctx, cfg, ns); err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
-			continue
+		if ok, err := c.selects(ctx, cfg, ns); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, cfg)
 		}
+	}
+	return out, nil
+}
+
+// handles says whether a registered handler serves a hook in the version topoflow calls.
+func handles(h runtimev1.ExtensionHandler, hook string) bool {
+	return h.RequestHook.Hook == hook && h.RequestHook.APIVersion == hooksv1.APIVersion
+}
+
+// LifecycleHooks are the hooks a Cluster's lifecycle calls.
+var LifecycleHooks = []string{
+	hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized, hooksv1.BeforeClusterUpgrade,
+	hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade,
+	hooksv1.AfterWorkersUpgrade, hooksv1.AfterClusterUpgrade, hooksv1.BeforeClusterDelete,
+}
+
+// Unhandled lists the lifecycle hooks that no ExtensionConfig selecting the namespace has a
+// handler for: calling one sends no request and passes, as in Cluster API. It asks no extension:
+// while a selecting config is not yet discovered nothing is known, and the answer is nil.
+func (c *Client) Unhandled(ctx context.Context, namespace string) ([]string, error) {
+	configs, err := c.selecting(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	handled := map[string]bool{}
+	for _, cfg := range configs {
 		if len(cfg.Status.Handlers) == 0 {
-			if err := c.Discover(ctx, cfg); err != nil {
-				return nil, err
-			}
+			return nil, nil
 		}
 		for _, h := range cfg.Status.Handlers {
-			if h.RequestHook.Hook == hook && h.RequestHook.APIVersion == hooksv1.APIVersion {
-				out = append(out, registered{config: cfg, handler: h})
+			for _, hook := range LifecycleHooks {
+				handled[hook] = handled[hook] || handles(h, hook)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].handler.Name < out[j].handler.Name })
+	var out []string
+	for _, hook := range LifecycleHooks {
+		if !handled[hook] {
+			out = append(out, hook)
+		}
+	}
 	return out, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -283,6 +284,10 @@ type singleResult struct {
 	Runs                    int
 	AllObjects, Provisioned latencies
 	Applies                 int // server-side applies the worker sent for the first
+	// History is the first one's workflow history by event type (markers by name), and Events
+	// its length: what a create costs Temporal.
+	History map[string]int
+	Events  int
 }
 
 // singles is how many Clusters are created alone.
@@ -316,6 +321,9 @@ func (f *fleet) single(ctx context.Context) (singleResult, error) {
 		res.Provisioned = append(res.Provisioned, cr.Provisioned[0])
 		if i == 0 {
 			res.Applies = int(after["apply"] - before["apply"])
+			if res.History, res.Events, err = f.eventTypes(ctx, workflows.WorkflowID(f.ns, name)); err != nil {
+				return res, err
+			}
 		}
 	}
 	return res, nil
@@ -508,6 +516,26 @@ func (f *fleet) history(ctx context.Context, workflowType string) (counts, error
 			return out, nil
 		}
 	}
+}
+
+// eventTypes counts the events of a workflow's current run by type (markers by marker name).
+func (f *fleet) eventTypes(ctx context.Context, id string) (map[string]int, int, error) {
+	out := map[string]int{}
+	n := 0
+	it := f.tc.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, 0, fmt.Errorf("history of %s: %w", id, err)
+		}
+		n++
+		name := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
+			name += " " + m.GetMarkerName()
+		}
+		out[name]++
+	}
+	return out, n, nil
 }
 
 func applyNamespace(ctx context.Context, kc *kube.Client, ns string) error {

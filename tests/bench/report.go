@@ -69,6 +69,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(tw, "  per Cluster: Provisioned\tp50 %s\tp99 %s\n", ms(r.Create.Provisioned.pct(0.5)), ms(r.Create.Provisioned.pct(0.99)))
 	fmt.Fprintf(tw, "One Cluster created alone (%d, one after the other)\tall objects p50 %s, max %s\tProvisioned p50 %s\t%d server-side applies\n",
 		r.Single.Runs, ms(r.Single.AllObjects.pct(0.5)), ms(r.Single.AllObjects.pct(1)), ms(r.Single.Provisioned.pct(0.5)), r.Single.Applies)
+	fmt.Fprintf(tw, "  history of the first one's workflow\t%d events\t%s\n", r.Single.Events, byCount(r.Single.History))
 	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", perVerb(r.NoOp.PerCluster), r.NoOp.Clusters)
 	fmt.Fprintf(tw, "History events per Cluster workflow (create, resync)\tp50 %d\tmax %d\n", r.CreateHistory.pct(0.5), r.CreateHistory.pct(1))
 	if r.Upgrade.Took > 0 {
@@ -76,6 +77,25 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
 	}
 	fmt.Fprintf(tw, "Worker memory (RSS)\tnow %d MiB\tpeak %d MiB\n", r.WorkerRSS>>20, r.WorkerPeakRSS>>20)
+}
+
+// byCount lists a breakdown, largest first.
+func byCount(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", strings.ToLower(k), m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // scrapeRequests reads topoflow_api_requests_total from a metrics endpoint, summed by verb.
