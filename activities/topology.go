@@ -13,6 +13,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -61,6 +62,9 @@ type ApplyResult struct {
 	// ClusterGone: the Cluster no longer exists. Deleting: it has a deletion timestamp.
 	ClusterGone bool `json:"clusterGone,omitempty"`
 	Deleting    bool `json:"deleting,omitempty"`
+	// OkToDelete: the Cluster being deleted carries runtime.cluster.x-k8s.io/ok-to-delete, so its
+	// BeforeClusterDelete hook passed already (in an earlier run, or for Cluster API).
+	OkToDelete bool `json:"okToDelete,omitempty"`
 	// NoTopology: the Cluster is not managed by a ClusterClass.
 	NoTopology bool `json:"noTopology,omitempty"`
 	// Paused: spec.paused or the cluster.x-k8s.io/paused annotation is set; nothing was applied.
@@ -232,7 +236,8 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		return nil, nil, fmt.Errorf("reading Cluster %s: %w", ref, err)
 	}
 	if cluster.DeletionTimestamp != nil {
-		return nil, &ApplyResult{Deleting: true, Generation: cluster.Generation}, nil
+		_, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]
+		return nil, &ApplyResult{Deleting: true, OkToDelete: ok, Generation: cluster.Generation}, nil
 	}
 	if cluster.Spec.Topology == nil {
 		return nil, &ApplyResult{NoTopology: true, Generation: cluster.Generation}, nil

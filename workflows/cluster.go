@@ -164,7 +164,8 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	if err := r.upsertSearchAttributes(ctx, "", "", ""); err != nil {
 		return err
 	}
-	r.local = workflow.GetVersion(ctx, "local-activities", workflow.DefaultVersion, 1) == 1
+	r.baseline = workflow.GetVersion(ctx, baselineChange, workflow.DefaultVersion, 1) == 1
+	r.local = r.feature(ctx, "local-activities")
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
 	adopt := in.Upgrade
@@ -203,12 +204,28 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	}
 }
 
+// baselineChange is the one version marker a run records: version 1 turns on every change
+// released before it (the ones r.feature names), which older runs still decide one GetVersion at
+// a time. Each GetVersion a run records costs two events (a marker and the
+// TemporalChangeVersion search attribute); one instead of a dozen keeps histories short. A change
+// after it gets a GetVersion of its own, until a baseline 2 takes them in.
+const baselineChange = "baseline"
+
+// feature says whether a released change to the workflow applies to this run: always in runs
+// that recorded the baseline, else as the run's own GetVersion for it said (DefaultVersion for
+// histories recorded before the change).
+func (r *clusterRun) feature(ctx workflow.Context, change string) bool {
+	return r.baseline || workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
+}
+
 type clusterRun struct {
-	in      ClusterInput
-	timing  Timing
-	state   State
-	sa      [3]string // class, version, phase last upserted
-	pending []string  // event sources seen since the last pass
+	// baseline: this run recorded baselineChange (see feature).
+	baseline bool
+	in       ClusterInput
+	timing   Timing
+	state    State
+	sa       [3]string // class, version, phase last upserted
+	pending  []string  // event sources seen since the last pass
 	// seen are the objects of the events received since the last pass began (ClusterEvent.Seen);
 	// passSeen those the current pass reads no older than.
 	seen, passSeen []corev1.ObjectReference
@@ -293,7 +310,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	r.passSeen, r.seen = r.seen, nil
 	// Runtime Extension hooks came after the first release; histories recorded before them
 	// replay without.
-	hooks := workflow.GetVersion(ctx, "runtime-hooks", workflow.DefaultVersion, 1) == 1
+	hooks := r.feature(ctx, "runtime-hooks")
 	r.setStep(ctx, "apply infrastructure cluster and control plane", "")
 	var applied activities.ApplyResult
 	err := r.exec(ctx, "apply infrastructure cluster and control plane",
@@ -313,7 +330,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		r.ended = "deleting" // the Cluster's workflow tears down
 		return finished
 	case applied.Deleting:
-		return r.teardown(ctx, applied.HasInfrastructure, hooks)
+		return r.teardown(ctx, applied.HasInfrastructure, hooks, applied.OkToDelete)
 	case applied.Paused:
 		// Nothing is applied until the pause is lifted (a spec or annotation change: an event).
 		prov, ok := r.observe(ctx, applied.HasInfrastructure)
@@ -331,7 +348,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		r.state.Upgrade.observe(applied.Upgrade)
 	}
 	if hooks && r.upgrade == nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade &&
-		workflow.GetVersion(ctx, "upgrade-child-workflow", workflow.DefaultVersion, 1) == 1 {
+		r.feature(ctx, "upgrade-child-workflow") {
 		return r.runUpgrade(ctx, applied.Upgrade)
 	}
 	if hooks && r.upgrade != nil && applied.Upgrade != nil && applied.Upgrade.HeldBy == hooksv1.BeforeClusterUpgrade && applied.Upgrade.Target != r.upgrade.To {
@@ -339,7 +356,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return finished
 	}
 	if hooks && r.upgrade != nil && withdrawn(r.upgrade.To, &applied) &&
-		workflow.GetVersion(ctx, "upgrade-withdrawn", workflow.DefaultVersion, 1) == 1 {
+		r.feature(ctx, "upgrade-withdrawn") {
 		return r.withdraw(ctx, applied.Version)
 	}
 	if hooks {
@@ -400,7 +417,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		r.ended = "deleting"
 		return finished
 	case workers.Deleting:
-		return r.teardown(ctx, applied.HasInfrastructure, hooks)
+		return r.teardown(ctx, applied.HasInfrastructure, hooks, workers.OkToDelete)
 	case workers.Paused:
 		return waiting // the next pass reports the pause
 	}
@@ -446,8 +463,14 @@ func UpgradeMessage(u *activities.UpgradeSummary) string {
 // templates; each step waits until its objects are gone (providers may hold them with finalizers),
 // then the Cluster's finalizer is released. The steps are level-based: after an outage the
 // teardown resumes at the first step with objects left.
-func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks bool) passOutcome {
+func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, hooks, okToDelete bool) passOutcome {
 	r.deleting = true
+	if okToDelete {
+		// The hook passed before (the annotation outlives this run: Cluster API's own finalizer
+		// may keep the Cluster, and its events start a new run after this one released it).
+		// Cluster API's topology controller skips the hook then too (hooks.IsOkToDelete).
+		r.mem.DeleteHookPassed = true
+	}
 	if hooks && !r.mem.DeleteHookPassed {
 		call := activities.HookCall{Cluster: r.in.Cluster, Hook: hooksv1.BeforeClusterDelete}
 		if outcome, passed := r.runBlockingHook(ctx, call, status.ReasonDeleting, "", hasInfra); !passed {
@@ -505,7 +528,7 @@ func (m Memory) pendingHooks() []string {
 // still owed, writing only when the set changes (added after the hooks; histories recorded before
 // replay without it).
 func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, "pending-hooks-annotation", workflow.DefaultVersion, 1) != 1 {
+	if !r.feature(ctx, "pending-hooks-annotation") {
 		return
 	}
 	want := r.mem.pendingHooks()
@@ -636,7 +659,7 @@ func (r *clusterRun) hook(ctx workflow.Context, call activities.HookCall) (*acti
 	r.setStep(ctx, "hook "+call.Hook, "")
 	var out activities.HookOutcome
 	var err error
-	if !slices.Contains(r.skipHooks, call.Hook) || workflow.GetVersion(ctx, "skip-unhandled-hooks", workflow.DefaultVersion, 1) != 1 {
+	if !slices.Contains(r.skipHooks, call.Hook) || !r.feature(ctx, "skip-unhandled-hooks") {
 		err = workflow.ExecuteActivity(r.activityCtx(ctx, "call hook "+call.Hook), acts.CallLifecycleHook, call).Get(ctx, &out)
 	}
 	r.recordHook(ctx, call, &out, err)
@@ -909,7 +932,7 @@ func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settle
 		switch {
 		case r.nextWait > 0:
 			d, r.nextWait, exact = r.nextWait, 0, true
-		case r.hookFailed && workflow.GetVersion(ctx, "hook-failure-backoff", workflow.DefaultVersion, 1) == 1:
+		case r.hookFailed && r.feature(ctx, "hook-failure-backoff"):
 			d, exact = hookRetry(r.hookFailures, d), true
 		}
 		r.hookFailed = false

@@ -53,6 +53,8 @@ type fakeWorld struct {
 	upgrade *activities.UpgradeSummary
 	// skip is what every apply reports as the hooks that pass without a call.
 	skip []string
+	// okToDelete: the deleting Cluster carries the ok-to-delete annotation.
+	okToDelete bool
 }
 
 func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
@@ -78,7 +80,7 @@ func (w *fakeWorld) applied(_ context.Context, in activities.ApplyInput) (*activ
 	}
 	w.notCreated = false
 	if w.deleting == "all" || (w.deleting == "workers" && in.Scope == activities.ScopeWorkers) {
-		return &activities.ApplyResult{Deleting: true, HasInfrastructure: true}, nil
+		return &activities.ApplyResult{Deleting: true, OkToDelete: w.okToDelete, HasInfrastructure: true}, nil
 	}
 	if w.missing != "" {
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
@@ -464,6 +466,21 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 			}, log)
 		})
 	}
+}
+
+// TestOkToDeleteSkipsBeforeClusterDelete: a run that finds the deleting Cluster marked
+// ok-to-delete (an earlier run's hook passed and released the Cluster, and Cluster API's finalizer
+// still holds it) does not call BeforeClusterDelete again; the teardown goes on. The real-providers
+// test once saw the hook pass three times, once per run started by the Cluster's later events.
+func TestOkToDeleteSkipsBeforeClusterDelete(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all", okToDelete: true}
+	env := newEnv(t, w)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.NotContains(t, w.calls, "hook BeforeClusterDelete")
+	assert.Contains(t, w.calls, "delete Workers")
+	assert.True(t, w.released)
 }
 
 // TestBeforeClusterDeleteBlocks: nothing is deleted while BeforeClusterDelete blocks; it is not

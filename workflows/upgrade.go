@@ -63,7 +63,8 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
 		return nil, err
 	}
-	r.local = workflow.GetVersion(ctx, "local-activities", workflow.DefaultVersion, 1) == 1
+	r.baseline = workflow.GetVersion(ctx, baselineChange, workflow.DefaultVersion, 1) == 1
+	r.local = r.feature(ctx, "local-activities")
 	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
 	r.events = events
 	for {
@@ -87,7 +88,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		// A long upgrade (a hook that blocks for days, slow rollouts) keeps its history small
 		// like the Cluster's workflow: the memory, plan and hook log go to the next run, which
 		// starts with a pass. Upgrades recorded before this replay without it.
-		if workflow.GetVersion(ctx, "upgrade-continue-as-new", workflow.DefaultVersion, 1) == 1 &&
+		if r.feature(ctx, "upgrade-continue-as-new") &&
 			(r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
 			r.drain(ctx, events)
 			next := in
@@ -103,7 +104,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutput {
 	out := &UpgradeOutput{Workflow: r.state.Upgrade.Workflow, Memory: r.mem, Ended: ended, Hooks: r.state.Hooks}
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if parent != nil && workflow.GetVersion(ctx, "upgrade-signals-end", workflow.DefaultVersion, 1) == 1 {
+	if parent != nil && r.feature(ctx, "upgrade-signals-end") {
 		// An error means the Cluster's workflow is gone; a new one re-reads the Cluster anyway.
 		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalUpgradeEnded, out).Get(ctx, nil)
 	}
@@ -118,7 +119,7 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 	// Upgrades may outlive the run that starts them: this run may continue as new while it waits,
 	// so a long upgrade cannot grow its history without bound. Runs recorded before wait on the
 	// child's future alone.
-	outlives := workflow.GetVersion(ctx, "upgrade-outlives-run", workflow.DefaultVersion, 1) == 1
+	outlives := r.feature(ctx, "upgrade-outlives-run")
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:    id,
 		StaticSummary: fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.in.Cluster, u.From, u.Target),
@@ -168,13 +169,19 @@ func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSumma
 // plane is now) keeps every hook called once. Only the first run of a workflow looks (added
 // after the first releases; their histories replay without it).
 func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
-	if workflow.GetVersion(ctx, "adopt-running-upgrade", workflow.DefaultVersion, 1) != 1 {
+	if !r.feature(ctx, "adopt-running-upgrade") {
 		return nil
 	}
 	prefix := WorkflowID(r.in.Cluster.Namespace, r.in.Cluster.Name) + "/upgrade/"
 	var ids []string
-	err := workflow.ExecuteActivity(r.activityCtx(ctx, "look for a running upgrade of this Cluster"), acts.RunningWorkflows,
-		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}).Get(ctx, &ids)
+	summary, in := "look for a running upgrade of this Cluster", activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}
+	var look workflow.Future
+	if r.baseline {
+		look = r.exec(ctx, summary, acts.RunningWorkflows, in) // a local activity: one marker
+	} else {
+		look = workflow.ExecuteActivity(r.activityCtx(ctx, summary), acts.RunningWorkflows, in)
+	}
+	err := look.Get(ctx, &ids)
 	if err != nil || len(ids) == 0 {
 		return nil
 	}
