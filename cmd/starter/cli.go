@@ -79,7 +79,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&watchNS, "namespace", "", "watch only this Kubernetes namespace (default: all)")
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
 	cmd.Flags().IntVar(&signallers, "signal-workers", 16, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
-	cmd.Flags().DurationVar(&coalesce, "coalesce", 100*time.Millisecond, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
+	cmd.Flags().DurationVar(&coalesce, "coalesce", watcher.DefaultCoalesce, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = "default"

@@ -40,7 +40,10 @@ var (
 	// already queued for the same Cluster.
 	EventsReceived  = counter("watch_events_received_total", "Watch events received, by object kind.", "kind")
 	EventsCoalesced = counter("watch_events_coalesced_total", "Watch events folded into one already queued for the same Cluster.")
-	QueueDepth      = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
+	// Updates the starter did not signal because only topoflow's own field managers changed the
+	// object (an echo of topoflow's write), by kind.
+	EchoesSkipped = counter("watch_echoes_skipped_total", "Watch updates not signalled because only topoflow's own writes changed the object, by kind.", "kind")
+	QueueDepth    = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
 	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
 	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
 	// Requests to the Kubernetes API server, by verb (get, list, watch, create, patch, update,

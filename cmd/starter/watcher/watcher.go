@@ -57,6 +57,10 @@ type Options struct {
 	ExtensionConfigs bool
 }
 
+// DefaultCoalesce is the starter's --coalesce default: long enough to fold the few events a
+// provider's reconcile makes (tens of milliseconds apart), short beside a pass.
+const DefaultCoalesce = 100 * time.Millisecond
+
 // Watcher watches the API server and drives the Cluster workflows.
 type Watcher struct {
 	kube     *kube.Client
@@ -81,6 +85,8 @@ type Watcher struct {
 	templateUsers map[string]map[string]bool
 	watchingTmpl  map[schema.GroupVersionResource]bool
 	ctx           context.Context
+	// ours are topoflow's field managers: an update only they made is an echo (see echo).
+	ours map[string]bool
 }
 
 // New returns a Watcher.
@@ -110,7 +116,16 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 		watching:      map[schema.GroupVersionResource]bool{},
 		templateUsers: map[string]map[string]bool{},
 		watchingTmpl:  map[schema.GroupVersionResource]bool{},
+		ours:          ourManagers(),
 	}
+}
+
+func ourManagers() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range activities.FieldManagers() {
+		out[m] = true
+	}
+	return out
 }
 
 const classIndex = "class"
@@ -310,15 +325,8 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 	if u == nil {
 		return
 	}
-	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
-		if old.GetGeneration() == u.GetGeneration() &&
-			maps.Equal(old.GetLabels(), u.GetLabels()) && maps.Equal(old.GetAnnotations(), u.GetAnnotations()) &&
-			(old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) &&
-			slices.Equal(old.GetFinalizers(), u.GetFinalizers()) {
-			return
-		}
-	}
-	// Watch the kinds this Cluster's topology uses, so provider progress wakes its workflow.
+	// Watch the kinds this Cluster's topology uses, so provider progress wakes its workflow. First:
+	// topoflow's own apply sets the references, and that update is an echo.
 	for _, field := range []string{"infrastructureRef", "controlPlaneRef"} {
 		apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", field, "apiVersion")
 		kind, _, _ := unstructured.NestedString(u.Object, "spec", field, "kind")
@@ -326,6 +334,18 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 			if gvr, err := w.kube.ResourceFor(apiVersion, kind); err == nil {
 				w.watchOwned(gvr)
 			}
+		}
+	}
+	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
+		if echo(old, u, w.ours) {
+			metrics.EchoesSkipped.WithLabelValues("Cluster").Inc()
+			return
+		}
+		if old.GetGeneration() == u.GetGeneration() &&
+			maps.Equal(old.GetLabels(), u.GetLabels()) && maps.Equal(old.GetAnnotations(), u.GetAnnotations()) &&
+			(old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) &&
+			slices.Equal(old.GetFinalizers(), u.GetFinalizers()) {
+			return
 		}
 	}
 	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster", u)
@@ -476,9 +496,20 @@ func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: handler,
+		AddFunc: func(obj any) {
+			if u := asUnstructured(obj); ownCreate(u, w.ours) {
+				metrics.EchoesSkipped.WithLabelValues(u.GetKind()).Inc()
+				return
+			}
+			handler(obj)
+		},
 		UpdateFunc: func(old, obj any) {
-			if o, n := asUnstructured(old), asUnstructured(obj); o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+			o, n := asUnstructured(old), asUnstructured(obj)
+			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return
+			}
+			if echo(o, n, w.ours) {
+				metrics.EchoesSkipped.WithLabelValues(n.GetKind()).Inc()
 				return
 			}
 			handler(obj)
