@@ -186,6 +186,7 @@ func (f *fleet) create(ctx context.Context, n int) (createResult, error) {
 	}
 	res, err := f.waitCreated(ctx, names, start)
 	<-profiled
+	f.heapProfile()
 	res.CPU = cpuShare(cpu, f.cpuSeconds(), time.Since(start))
 	if after, serr := scrapeRequests(f.metrics); serr == nil {
 		res.Requests = map[string]float64{}
@@ -626,6 +627,28 @@ func (f *fleet) profileWorker(n int) <-chan struct{} {
 		}
 	}()
 	return done
+}
+
+// heapProfile writes the worker's live heap (after a collection) into -worker-heap, when asked:
+// what the worker holds once a fleet exists.
+func (f *fleet) heapProfile() {
+	if f.o.heap == "" {
+		return
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", f.metrics))
+	if err != nil {
+		logf("worker heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	out, err := os.Create(f.o.heap)
+	if err == nil {
+		_, err = io.Copy(out, resp.Body)
+		out.Close()
+	}
+	if err != nil {
+		logf("worker heap profile: %v", err)
+	}
 }
 
 // waitReady polls a process's /readyz until it answers 200 (a minute at most).

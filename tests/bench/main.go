@@ -38,6 +38,7 @@ type options struct {
 	timeout     time.Duration
 	workerArgs  string
 	profile     string
+	heap        string
 }
 
 func main() {
@@ -51,6 +52,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "how long the fleet may take for a phase")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "extra worker flags, space separated (e.g. \"--read-cache=false\")")
 	flag.StringVar(&o.profile, "worker-profile", "", "write a CPU profile of the worker during the fleet create to this file (go tool pprof FILE)")
+	flag.StringVar(&o.heap, "worker-heap", "", "write a heap profile of the worker after the fleet create to this file (go tool pprof FILE)")
 	flag.Parse()
 	if o.rawClusters == 0 {
 		o.rawClusters = o.clusters
