@@ -29,10 +29,10 @@ func WorkerOptions() worker.Options {
 	return worker.Options{Interceptors: []interceptor.WorkerInterceptor{temporalx.Heartbeats()}}
 }
 
-// Concurrency sizes a worker: how many activities and workflow tasks it runs at once (0: the
-// SDK's defaults, 1000 each).
+// Concurrency sizes a worker: how many activities, workflow tasks and pass steps (local
+// activities) it runs at once (0: the SDK's defaults, 1000 each).
 type Concurrency struct {
-	Activities, WorkflowTasks int
+	Activities, WorkflowTasks, Steps int
 }
 
 // WorkerOptionsWith is WorkerOptions with the concurrency set.
@@ -40,5 +40,12 @@ func WorkerOptionsWith(c Concurrency) worker.Options {
 	o := WorkerOptions()
 	o.MaxConcurrentActivityExecutionSize = c.Activities
 	o.MaxConcurrentWorkflowTaskExecutionSize = c.WorkflowTasks
+	o.MaxConcurrentLocalActivityExecutionSize = c.Steps
 	return o
 }
+
+// DefaultConcurrentSteps bounds the pass steps a worker runs at once. Each holds a Cluster's
+// objects while its requests wait for the client's rate limit (--kube-api-qps): a few dozen
+// keep that limit busy, while the SDK's default of 1,000 let a fleet create hold hundreds of
+// Clusters' objects in memory at once for no gain in speed.
+const DefaultConcurrentSteps = 64

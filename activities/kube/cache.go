@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
@@ -110,26 +111,6 @@ func cacheable(gvr schema.GroupVersionResource) bool {
 	return gvr.Group != "" || gvr.Resource == "namespaces"
 }
 
-// trim drops the managedFields entries of managers other than the cache's own (the no-op check
-// reads only those) to keep the worker's memory small.
-func (c *Cache) trim(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	mfs := u.GetManagedFields()
-	kept := mfs[:0:0]
-	for _, mf := range mfs {
-		if c.managers[mf.Manager] {
-			kept = append(kept, mf)
-		}
-	}
-	if len(kept) != len(mfs) {
-		u.SetManagedFields(kept)
-	}
-	return u, nil
-}
-
 // unservedFor is how long a resource the API server does not serve is answered as not found
 // before the cache looks again (a CRD may be installed).
 const unservedFor = time.Minute
@@ -178,12 +159,12 @@ func (c *Cache) informer(ctx context.Context, gvr schema.GroupVersionResource) (
 const byCluster = "topoflow-cluster"
 
 func clusterIndex(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	m, err := meta.Accessor(obj)
+	if err != nil {
 		return nil, nil
 	}
-	if c := u.GetLabels()[labels.ClusterName]; c != "" {
-		return []string{u.GetNamespace() + "/" + c}, nil
+	if c := m.GetLabels()[labels.ClusterName]; c != "" {
+		return []string{m.GetNamespace() + "/" + c}, nil
 	}
 	return nil, nil
 }
@@ -191,7 +172,7 @@ func clusterIndex(obj any) ([]string, error) {
 // newInformer starts a resource's informer; c.mu is held.
 func (c *Cache) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 	inf := c.factory.ForResource(gvr).Informer()
-	if err := inf.SetTransform(c.trim); err != nil {
+	if err := inf.SetTransform(func(obj any) (any, error) { return pack(obj, c.managers) }); err != nil {
 		c.log.Warn("informer transform not set", "resource", gvr.String(), "error", err)
 	}
 	if err := inf.AddIndexers(cache.Indexers{byCluster: clusterIndex}); err != nil {
@@ -239,8 +220,9 @@ func (c *Cache) Remember(gvr schema.GroupVersionResource, u *unstructured.Unstru
 	if old, ok := m[k]; ok && old.rv > rv {
 		return
 	}
-	kept, _ := c.trim(u.DeepCopy())
-	m[k] = recentEntry{obj: kept.(*unstructured.Unstructured), rv: rv, expires: time.Now().Add(recentTTL)}
+	kept := u.DeepCopy()
+	trimManagedFields(kept, c.managers)
+	m[k] = recentEntry{obj: kept, rv: rv, expires: time.Now().Add(recentTTL)}
 }
 
 // Forget records that this worker deleted an object (last seen at resourceVersion rv, 0 if
@@ -275,12 +257,12 @@ func (c *Cache) caughtUp(gvr schema.GroupVersionResource, obj any, deleted bool)
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj, deleted = d.Obj, true
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	m, err := meta.Accessor(obj)
+	if err != nil {
 		return
 	}
-	k := key(u.GetNamespace(), u.GetName())
-	rv := resourceVersion(u)
+	k := key(m.GetNamespace(), m.GetName())
+	rv := ResourceVersionOf(m.GetResourceVersion())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.recent[gvr][k]
@@ -293,9 +275,37 @@ func (c *Cache) caughtUp(gvr schema.GroupVersionResource, obj any, deleted bool)
 	}
 }
 
+// known is what the cache knows of one object: the informer's packed copy, or the copy the
+// worker remembers (shared: never changed), or neither (the object is gone).
+type known struct {
+	informed   *packed
+	remembered *unstructured.Unstructured
+}
+
+func (k known) labels() map[string]string {
+	if k.informed != nil {
+		return k.informed.meta.Labels
+	}
+	if k.remembered != nil {
+		return k.remembered.GetLabels()
+	}
+	return nil
+}
+
+// fresh returns a copy of the object the caller may change (nil: gone).
+func (k known) fresh() (*unstructured.Unstructured, error) {
+	switch {
+	case k.informed != nil:
+		return k.informed.unpack()
+	case k.remembered != nil:
+		return k.remembered.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
 // newer picks between the informer's copy (nil: absent) and what the worker remembers. ok is
 // false when neither knows the object.
-func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *packed) (known, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, remembered := c.recent[gvr][k]
@@ -305,18 +315,18 @@ func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *unstr
 	}
 	switch {
 	case !remembered:
-		return informed, informed != nil
-	case informed != nil && resourceVersion(informed) > e.rv,
-		informed != nil && e.obj != nil && resourceVersion(informed) == e.rv:
+		return known{informed: informed}, informed != nil
+	case informed != nil && informed.resourceVersion() > e.rv,
+		informed != nil && e.obj != nil && informed.resourceVersion() == e.rv:
 		delete(c.recent[gvr], k) // the informer caught up
-		return informed, true
+		return known{informed: informed}, true
 	}
-	return e.obj, true
+	return known{remembered: e.obj}, true
 }
 
-// get returns a cached object: found says whether the cache knows it (present, or gone
-// because this worker deleted it: then obj is nil). served is false when the resource is not
-// cached (or its informer has not synced): ask the API server.
+// get returns a copy of a cached object: found says whether the cache knows it (present, or
+// gone because this worker deleted it: then obj is nil). served is false when the resource is
+// not cached (or its informer has not synced): ask the API server.
 func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (obj *unstructured.Unstructured, found, served bool, err error) {
 	if !cacheable(gvr) {
 		return nil, false, false, nil
@@ -326,15 +336,21 @@ func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, na
 		return nil, false, false, err
 	}
 	k := key(ns, name)
-	var informed *unstructured.Unstructured
+	var informed *packed
 	if item, exists, err := inf.GetStore().GetByKey(k); err == nil && exists {
-		informed, _ = item.(*unstructured.Unstructured)
+		informed, _ = item.(*packed)
 	}
-	obj, found = c.newer(gvr, k, informed)
-	if found && obj != nil && atLeast > 0 && resourceVersion(obj) < atLeast {
+	cur, found := c.newer(gvr, k, informed)
+	if !found {
+		return nil, false, true, nil
+	}
+	if obj, err = cur.fresh(); err != nil {
+		return nil, false, false, nil // an undecodable copy: read from the API server
+	}
+	if obj != nil && atLeast > 0 && resourceVersion(obj) < atLeast {
 		return nil, false, false, nil // older than the caller has seen: read from the API server
 	}
-	return obj, found, true, nil
+	return obj, true, true, nil
 }
 
 // list returns the cached objects of a resource in ns matching selector; served is false when
@@ -358,14 +374,22 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 	}
 	seen := map[string]bool{}
 	for _, item := range items {
-		u, ok := item.(*unstructured.Unstructured)
-		if !ok || (ns != "" && u.GetNamespace() != ns) {
+		p, ok := item.(*packed)
+		if !ok || (ns != "" && p.meta.Namespace != ns) {
 			continue
 		}
-		k := key(u.GetNamespace(), u.GetName())
+		k := key(p.meta.Namespace, p.meta.Name)
 		seen[k] = true
-		if cur, found := c.newer(gvr, k, u); found && cur != nil && selector.Matches(k8slabels.Set(cur.GetLabels())) {
-			out = append(out, *cur.DeepCopy())
+		cur, found := c.newer(gvr, k, p)
+		if !found || !selector.Matches(k8slabels.Set(cur.labels())) {
+			continue
+		}
+		u, err := cur.fresh()
+		if err != nil {
+			return nil, false, nil // an undecodable copy: list from the API server
+		}
+		if u != nil {
+			out = append(out, *u)
 		}
 	}
 	// Objects this worker created that the informer has not delivered yet.
@@ -396,7 +420,7 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 			if obj == nil {
 				return nil, notFound(gvr, name)
 			}
-			return obj.DeepCopy(), nil
+			return obj, nil
 		}
 	}
 	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -22,7 +23,11 @@ func widget(rv string) *unstructured.Unstructured {
 // TestReadYourWrites: a read returns the newer of the informer's copy and what the worker wrote,
 // read or deleted, so a pass never goes back behind what this worker already saw.
 func TestReadYourWrites(t *testing.T) {
-	rvOf := func(u *unstructured.Unstructured) string {
+	rvOf := func(k known) string {
+		u, err := k.fresh()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if u == nil {
 			return "gone"
 		}
@@ -58,7 +63,11 @@ func TestReadYourWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewCache(context.Background(), nil, slog.Default())
 			tt.steps(c)
-			got, found := c.newer(widgets, "ns/w", tt.informed)
+			var informed *packed
+			if tt.informed != nil {
+				informed = packOf(t, tt.informed, nil)
+			}
+			got, found := c.newer(widgets, "ns/w", informed)
 			if rvOf(got) != tt.want || found != tt.found {
 				t.Errorf("newer = %s (found %v), want %s (found %v)", rvOf(got), found, tt.want, tt.found)
 			}
@@ -66,18 +75,51 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-// TestTrimKeepsOwnManagers: the cache drops other managers' managedFields entries.
-func TestTrimKeepsOwnManagers(t *testing.T) {
-	c := NewCache(context.Background(), nil, slog.Default(), "capi-topology")
+func packOf(t *testing.T, u *unstructured.Unstructured, keep map[string]bool) *packed {
+	t.Helper()
+	p, err := pack(u, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*packed)
+}
+
+// TestPackKeepsOwnManagers: the informers hold an object without other managers' managedFields
+// entries, and unpack it whole otherwise (numbers stay integers).
+func TestPackKeepsOwnManagers(t *testing.T) {
 	u := widget("1")
+	u.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo"})
+	u.Object["spec"] = map[string]any{"replicas": int64(3), "list": []any{"a", map[string]any{"b": true}}}
 	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
-		map[string]any{"manager": "capi-topology", "operation": "Apply"},
+		map[string]any{"manager": "capi-topology", "operation": "Apply", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
 		map[string]any{"manager": "kubectl", "operation": "Update"},
 	}
-	out, _ := c.trim(u)
-	mfs := out.(*unstructured.Unstructured).GetManagedFields()
-	if len(mfs) != 1 || mfs[0].Manager != "capi-topology" {
+	p := packOf(t, u, map[string]bool{"capi-topology": true})
+	if p.meta.Name != "w" || p.meta.Namespace != "ns" || p.resourceVersion() != 1 || p.meta.Labels["cluster.x-k8s.io/cluster-name"] != "demo" {
+		t.Fatalf("packed metadata %+v", p.meta)
+	}
+	if again, _ := pack(p, nil); again != any(p) {
+		t.Fatal("packing a packed object changed it")
+	}
+	got, err := p.unpack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs := got.GetManagedFields()
+	if len(mfs) != 1 || mfs[0].Manager != "capi-topology" || mfs[0].FieldsV1 == nil {
 		t.Fatalf("kept %v", mfs)
+	}
+	if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); n != 3 {
+		t.Fatalf("replicas = %v", got.Object["spec"])
+	}
+	u.SetManagedFields(mfs)
+	if !equality.Semantic.DeepEqual(u.Object, got.Object) {
+		t.Fatalf("unpacked %v, want %v", got.Object, u.Object)
+	}
+	// The copy is the caller's: changing it leaves the cache's alone.
+	got.SetName("changed")
+	if again, _ := p.unpack(); again.GetName() != "w" {
+		t.Fatal("an unpacked copy shares the cache's")
 	}
 }
 
@@ -103,7 +145,7 @@ func TestDeletedUncachedObject(t *testing.T) {
 func TestClusterIndex(t *testing.T) {
 	u := widget("1")
 	u.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo"})
-	got, err := clusterIndex(u)
+	got, err := clusterIndex(packOf(t, u, nil))
 	if err != nil || len(got) != 1 || got[0] != "ns/demo" {
 		t.Fatalf("clusterIndex = %v, %v", got, err)
 	}
@@ -135,7 +177,7 @@ func TestCaughtUp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewCache(context.Background(), nil, slog.Default())
 			tt.remember(c)
-			c.caughtUp(widgets, widget(tt.informed), tt.removal)
+			c.caughtUp(widgets, packOf(t, widget(tt.informed), nil), tt.removal)
 			if _, kept := c.recent[widgets]["ns/w"]; kept != tt.wantKept {
 				t.Fatalf("kept = %v, want %v", kept, tt.wantKept)
 			}

@@ -295,7 +295,7 @@ func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource,
 		return nil
 	}
 	metrics.AppliesSkipped.WithLabelValues(obj.GetKind()).Inc()
-	return live.DeepCopy()
+	return live // a copy of the cache's
 }
 
 // Apply server-side applies obj with the given field manager, forcing ownership of the fields

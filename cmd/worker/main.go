@@ -33,6 +33,7 @@ func run() error {
 	wh.register(flag.CommandLine)
 	var conc workflows.Concurrency
 	flag.IntVar(&conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
+	flag.IntVar(&conc.Steps, "max-concurrent-steps", workflows.DefaultConcurrentSteps, "pass steps (reads, decisions and applies, run as local activities) this worker runs at once; each holds the objects it read until its requests are sent")
 	flag.IntVar(&conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
 	clusterController := flag.String("cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
 	readCache := flag.Bool("read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")

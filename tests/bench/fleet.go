@@ -96,7 +96,11 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 		workerArgs = append(workerArgs, strings.Fields(o.workerArgs)...)
 	}
 	f.logDir = logDir
-	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, args: map[string][]string{
+	env := map[string][]string{}
+	if o.memLimit != "" {
+		env["worker"] = []string{"GOMEMLIMIT=" + o.memLimit}
+	}
+	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, env: env, args: map[string][]string{
 		"worker":  workerArgs,
 		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr},
 	}}

@@ -51,6 +51,7 @@ type report struct {
 	CreateHistory, UpgradeHistory counts
 	Upgrade                       upgradeResult
 	WorkerRSS, WorkerPeakRSS      int64
+	WorkerMemoryLimit             string
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
@@ -76,7 +77,11 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
 		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
 	}
-	fmt.Fprintf(tw, "Worker memory (RSS)\tnow %d MiB\tpeak %d MiB\n", r.WorkerRSS>>20, r.WorkerPeakRSS>>20)
+	limit := "no Go memory limit"
+	if r.WorkerMemoryLimit != "" {
+		limit = "GOMEMLIMIT=" + r.WorkerMemoryLimit
+	}
+	fmt.Fprintf(tw, "Worker memory (RSS)\tnow %d MiB\tpeak %d MiB\t%s\n", r.WorkerRSS>>20, r.WorkerPeakRSS>>20, limit)
 }
 
 // byCount lists a breakdown, largest first.
@@ -140,6 +145,8 @@ type processes struct {
 	cmds map[string]*exec.Cmd
 	logs string
 	args map[string][]string
+	// env adds environment variables by process name.
+	env map[string][]string
 }
 
 func (p *processes) start(name string) error {
@@ -150,6 +157,9 @@ func (p *processes) start(name string) error {
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if env := p.env[name]; len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
