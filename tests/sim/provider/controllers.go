@@ -73,7 +73,7 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 		if err != nil {
 			return time.Second, nil
 		}
-		if ready, _, _ := unstructured.NestedBool(c.Object, "status", "infrastructureReady"); !ready {
+		if !infrastructureReady(c) {
 			return time.Second, p.updateStatus(ctx, SimControlPlanes, u, map[string]any{"initialized": false, "ready": false})
 		}
 		ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))

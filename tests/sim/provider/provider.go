@@ -191,6 +191,14 @@ func (p *Provider) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// A control plane waits for its Cluster's infrastructure: like a real control plane provider,
+	// it is reconciled when that becomes ready, not only by polling for it.
+	if _, err := factory.ForResource(Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.clusterChanged(nil, obj) },
+		UpdateFunc: p.clusterChanged,
+	}); err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
 	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -217,6 +225,28 @@ func (p *Provider) Run(ctx context.Context) error {
 	p.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// clusterChanged queues a Cluster's simulated control plane when the Cluster's infrastructure
+// has just become ready.
+func (p *Provider) clusterChanged(old, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || !infrastructureReady(u) {
+		return
+	}
+	if was, ok := old.(*unstructured.Unstructured); ok && infrastructureReady(was) {
+		return
+	}
+	kind, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "kind")
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name")
+	if kind == "SimControlPlane" && name != "" {
+		p.queue.Add(key{gvr: SimControlPlanes, namespace: u.GetNamespace(), name: name})
+	}
+}
+
+func infrastructureReady(cluster *unstructured.Unstructured) bool {
+	ready, _, _ := unstructured.NestedBool(cluster.Object, "status", "infrastructureReady")
+	return ready
 }
 
 func (p *Provider) process(ctx context.Context, k key, fn reconcileFunc) {
