@@ -615,20 +615,7 @@ func (f *fleet) profileWorker(n int) <-chan struct{} {
 	go func() {
 		defer close(done)
 		secs := min(60, 5+n/5)
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", f.metrics, secs))
-		if err != nil {
-			logf("worker profile: %v", err)
-			return
-		}
-		defer resp.Body.Close()
-		out, err := os.Create(f.o.profile)
-		if err == nil {
-			_, err = io.Copy(out, resp.Body)
-			out.Close()
-		}
-		if err != nil {
-			logf("worker profile: %v", err)
-		}
+		f.saveProfile(fmt.Sprintf("profile?seconds=%d", secs), f.o.profile)
 	}()
 	return done
 }
@@ -636,22 +623,24 @@ func (f *fleet) profileWorker(n int) <-chan struct{} {
 // heapProfile writes the worker's live heap (after a collection) into -worker-heap, when asked:
 // what the worker holds once a fleet exists.
 func (f *fleet) heapProfile() {
-	if f.o.heap == "" {
-		return
+	if f.o.heap != "" {
+		f.saveProfile("heap?gc=1", f.o.heap)
 	}
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", f.metrics))
-	if err != nil {
-		logf("worker heap profile: %v", err)
-		return
-	}
-	defer resp.Body.Close()
-	out, err := os.Create(f.o.heap)
+}
+
+// saveProfile writes one of the worker's /debug/pprof/ answers into a file; a failure is logged.
+func (f *fleet) saveProfile(query, file string) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s", f.metrics, query))
 	if err == nil {
-		_, err = io.Copy(out, resp.Body)
-		out.Close()
+		defer resp.Body.Close()
+		var out *os.File
+		if out, err = os.Create(file); err == nil {
+			_, err = io.Copy(out, resp.Body)
+			out.Close()
+		}
 	}
 	if err != nil {
-		logf("worker heap profile: %v", err)
+		logf("worker profile %s: %v", query, err)
 	}
 }
 
