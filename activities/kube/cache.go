@@ -292,6 +292,17 @@ func (k known) labels() map[string]string {
 	return nil
 }
 
+// resourceVersion is the known copy's (0: gone).
+func (k known) resourceVersion() uint64 {
+	switch {
+	case k.informed != nil:
+		return k.informed.resourceVersion()
+	case k.remembered != nil:
+		return resourceVersion(k.remembered)
+	}
+	return 0
+}
+
 // fresh returns a copy of the object the caller may change (nil: gone).
 func (k known) fresh() (*unstructured.Unstructured, error) {
 	switch {
@@ -324,31 +335,38 @@ func (c *Cache) newer(gvr schema.GroupVersionResource, k string, informed *packe
 	return known{remembered: e.obj}, true
 }
 
-// get returns a copy of a cached object: found says whether the cache knows it (present, or
-// gone because this worker deleted it: then obj is nil). served is false when the resource is
-// not cached (or its informer has not synced): ask the API server.
-func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (obj *unstructured.Unstructured, found, served bool, err error) {
+// lookup finds what the cache knows of an object without decoding it: found says whether the
+// cache knows it (present, or gone because this worker deleted it). served is false when the
+// resource is not cached (or its informer has not synced), or the cached copy is older than
+// atLeast (when not zero): ask the API server.
+func (c *Cache) lookup(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (cur known, found, served bool, err error) {
 	if !cacheable(gvr) {
-		return nil, false, false, nil
+		return known{}, false, false, nil
 	}
 	inf, err := c.informer(ctx, gvr)
 	if inf == nil {
-		return nil, false, false, err
+		return known{}, false, false, err
 	}
 	k := key(ns, name)
 	var informed *packed
 	if item, exists, err := inf.GetStore().GetByKey(k); err == nil && exists {
 		informed, _ = item.(*packed)
 	}
-	cur, found := c.newer(gvr, k, informed)
-	if !found {
-		return nil, false, true, nil
+	cur, found = c.newer(gvr, k, informed)
+	if rv := cur.resourceVersion(); found && rv != 0 && atLeast > 0 && rv < atLeast {
+		return known{}, false, false, nil // older than the caller has seen: read from the API server
+	}
+	return cur, found, true, nil
+}
+
+// get is lookup returning a copy of the object (nil when the cache knows it is gone).
+func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (obj *unstructured.Unstructured, found, served bool, err error) {
+	cur, found, served, err := c.lookup(ctx, gvr, ns, name, atLeast)
+	if !found || !served {
+		return nil, found, served, err
 	}
 	if obj, err = cur.fresh(); err != nil {
 		return nil, false, false, nil // an undecodable copy: read from the API server
-	}
-	if obj != nil && atLeast > 0 && resourceVersion(obj) < atLeast {
-		return nil, false, false, nil // older than the caller has seen: read from the API server
 	}
 	return obj, true, true, nil
 }
@@ -485,9 +503,9 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 			continue // a kind no longer served: nothing to read
 		}
 		fresh := func() bool {
-			obj, found, served, _ := c.cache.get(ctx, gvr, s.Namespace, s.Name, want)
+			cur, found, served, _ := c.cache.lookup(ctx, gvr, s.Namespace, s.Name, want)
 			// Absent counts as fresh: the event was its deletion, or it is gone since.
-			return served && (!found || obj == nil || resourceVersion(obj) >= want)
+			return served && (!found || cur.resourceVersion() == 0 || cur.resourceVersion() >= want)
 		}
 		if fresh() {
 			continue

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -70,6 +71,10 @@ func TestReadYourWrites(t *testing.T) {
 			got, found := c.newer(widgets, "ns/w", informed)
 			if rvOf(got) != tt.want || found != tt.found {
 				t.Errorf("newer = %s (found %v), want %s (found %v)", rvOf(got), found, tt.want, tt.found)
+			}
+			// AwaitSeen compares versions without decoding: the same answer.
+			if v := got.resourceVersion(); (v == 0) != (tt.want == "gone") || (v != 0 && fmt.Sprint(v) != tt.want) {
+				t.Errorf("resourceVersion = %d, want %s", v, tt.want)
 			}
 		})
 	}
