@@ -7,6 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TOPOFLOW_STACK=capi
+# A directory inherited from another stack's env file (tests/run.sh sources the test stack's) is
+# not this stack's.
+unset TOPOFLOW_STACK_DIR
 source deploy/stack/lib.sh
 
 started=$SECONDS

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real-providers profile: topoflow beside Cluster API's own controllers on a local stack of
-# its own ("capi", ports +40000), as in a management cluster running Cluster API v1.11+.
+# its own ("capi", ports +5000), as in a management cluster running Cluster API v1.11+.
 #
 #   Cluster API core        Cluster, MachineDeployment, MachineSet, Machine, health checks; its
 #                           ClusterTopology and RuntimeSDK gates off (topoflow does that work)

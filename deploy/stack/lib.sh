@@ -7,10 +7,13 @@ STACK="${TOPOFLOW_STACK:-dev}"
 case "$STACK" in
   test) _off=10000 ;;
   soak) _off=20000 ;;
-  bench) _off=30000 ;;
+  # Every stack's ports stay below 32768: above it Linux hands out ephemeral ports
+  # (ip_local_port_range, 32768-60999 by default), so any outgoing connection can hold one and
+  # a listener started later fails at random with "address already in use".
+  bench) _off=15000 ;;
   # The real-providers profile (deploy/capi/up.sh): Cluster API's in-memory backend takes ports
-  # 19000 and 20000 upward, so this stack stays above them.
-  capi) _off=40000 ;;
+  # 19000 and 20000-30000, so this stack stays below them (its managers add 9444-9647 + 5000).
+  capi) _off=5000 ;;
   *) _off=0 ;;
 esac
 STACK_DIR="${TOPOFLOW_STACK_DIR:-$root/.stack/$STACK}"
@@ -43,6 +46,18 @@ cached_tool() {
 
 # Search attributes topoflow keeps current on every Cluster workflow (all Keyword).
 SEARCH_ATTRIBUTES=(TopoflowClusterNamespace TopoflowClusterName TopoflowClass TopoflowTargetVersion TopoflowPhase)
+
+# warn_ephemeral PORT...: warns about every PORT in the kernel's ephemeral range (see _off above),
+# for ports moved there with a TOPOFLOW_*_PORT variable.
+warn_ephemeral() {
+  local lo hi p
+  read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || return 0
+  for p in "$@"; do
+    if ((p >= lo && p <= hi)); then
+      log "warning: port $p is in the ephemeral range $lo-$hi; a listener there can fail at random with \"address already in use\""
+    fi
+  done
+}
 
 log() { printf '[stack:%s] %s\n' "$STACK" "$*" >&2; }
 

@@ -6,6 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 mkdir -p "$STACK_DIR"
+warn_ephemeral "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$WEBHOOK_PORT" "$WORKER_METRICS_PORT" "$STARTER_METRICS_PORT"
 
 # --- install ---------------------------------------------------------------
 if ! command -v etcd >/dev/null; then
