@@ -22,9 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -138,7 +140,10 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 		Message           string `json:"message"`
 		RetryAfterSeconds int32  `json:"retryAfterSeconds"`
 	}
-	err := c.postInjected(ctx, h.config, hooksv1.HandlerPath(hook, name), requestBody(h, hook, req, nil), h.timeout(), &resp)
+	body, err := requestBody(h, hook, req, nil)
+	if err == nil {
+		err = c.postInjected(ctx, h.config, hooksv1.HandlerPath(hook, name), body, h.timeout(), &resp)
+	}
 	if err != nil {
 		call.Error = err.Error()
 		call.Ignored = h.ignoresErrors()
@@ -152,9 +157,11 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 	return call
 }
 
-// requestBody completes a request: apiVersion, kind, and the settings (the ExtensionConfig's,
-// overridden key by key by the caller's, as Cluster API merges them).
-func requestBody(h registered, hook string, req map[string]any, settings map[string]string) map[string]any {
+// requestBody completes a request: apiVersion, kind, the settings (the ExtensionConfig's,
+// overridden key by key by the caller's, as Cluster API merges them), and the Cluster (given
+// as v1beta1) in the version the ExtensionConfig's handlers read (RequestClusterVersion),
+// trimmed as Cluster API trims it (TrimRequestCluster).
+func requestBody(h registered, hook string, req map[string]any, settings map[string]string) (map[string]any, error) {
 	body := make(map[string]any, len(req)+3)
 	for k, v := range req {
 		body[k] = v
@@ -173,7 +180,26 @@ func requestBody(h registered, hook string, req map[string]any, settings map[str
 	} else {
 		delete(body, "settings")
 	}
-	return body
+	if cluster, ok := body["cluster"].(map[string]any); ok {
+		version, err := runtimev1.RequestClusterVersion(h.config)
+		if err != nil {
+			return nil, err
+		}
+		if version == runtimev1.ClusterV1Beta2 {
+			js, err := json.Marshal(cluster)
+			if err != nil {
+				return nil, err
+			}
+			if cluster, err = conversion.ClusterV1Beta2(js); err != nil {
+				return nil, err
+			}
+		} else {
+			cluster = runtime.DeepCopyJSON(cluster) // trimmed below; the caller's stays whole
+		}
+		hooksv1.TrimRequestCluster(cluster)
+		body["cluster"] = cluster
+	}
+	return body, nil
 }
 
 func (h registered) timeout() time.Duration {

@@ -150,3 +150,57 @@ func TestIdempotencyKey(t *testing.T) {
 	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Failure"})
 	assert.False(t, c.callAll(ctx, hs, hooksv1.BeforeClusterCreate, map[string]any{}).TransportFailed(), "a Failure is an answer")
 }
+
+// The Cluster in a lifecycle request is v1beta2 unless the ExtensionConfig asks for v1beta1
+// (runtimev1.RequestClusterVersionAnnotation), and trimmed as Cluster API trims it in both.
+func TestRequestClusterVersion(t *testing.T) {
+	ext, err := extension.Start(hooksv1.BeforeClusterCreate)
+	require.NoError(t, err)
+	defer ext.Close()
+	cluster := map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "c1", "namespace": "ns", "annotations": map[string]any{
+			"kubectl.kubernetes.io/last-applied-configuration": "{}", "team": "a",
+		}, "managedFields": []any{map[string]any{"manager": "kubectl"}}},
+		"spec": map[string]any{
+			"infrastructureRef": map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": "c1-x"},
+			"topology":          map[string]any{"class": "quick-start", "version": "v1.33.0"},
+		},
+		"status": map[string]any{"phase": "Provisioned", "infrastructureReady": true},
+	}
+	req := map[string]any{"cluster": cluster}
+	c := &Client{}
+	for _, tc := range []struct {
+		annotation string
+		want       map[string]any // fields of the Cluster sent
+	}{
+		{"", map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "spec": map[string]any{
+			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "SimCluster", "name": "c1-x"},
+			"topology":          map[string]any{"classRef": map[string]any{"name": "quick-start"}, "version": "v1.33.0"},
+		}}},
+		{runtimev1.ClusterV1Beta1, map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "spec": cluster["spec"]}},
+	} {
+		cfg := config("ext", ext.URL, ext.CABundle)
+		if tc.annotation != "" {
+			cfg.Annotations = map[string]string{runtimev1.RequestClusterVersionAnnotation: tc.annotation}
+		}
+		res := c.callAll(context.Background(), []registered{handler(cfg, hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail)}, hooksv1.BeforeClusterCreate, req)
+		require.Empty(t, res.Failed, res.Message)
+		calls := ext.Calls(hooksv1.BeforeClusterCreate)
+		sent := calls[len(calls)-1].Body["cluster"].(map[string]any)
+		assert.Equal(t, tc.want["apiVersion"], sent["apiVersion"], tc.annotation)
+		assert.Equal(t, tc.want["spec"], sent["spec"], tc.annotation)
+		assert.NotContains(t, sent, "status", "Cluster API sends no status")
+		meta := sent["metadata"].(map[string]any)
+		assert.NotContains(t, meta, "managedFields")
+		assert.Equal(t, map[string]any{"team": "a"}, meta["annotations"], "kubectl's last-applied manifest left out")
+	}
+	assert.Contains(t, cluster, "status", "the caller's Cluster is not changed")
+	assert.Contains(t, cluster["metadata"], "managedFields", "the caller's Cluster is not changed")
+
+	cfg := config("ext", ext.URL, ext.CABundle)
+	cfg.Annotations = map[string]string{runtimev1.RequestClusterVersionAnnotation: "v2"}
+	res := c.callAll(context.Background(), []registered{handler(cfg, hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail)}, hooksv1.BeforeClusterCreate, req)
+	require.Len(t, res.Failed, 1)
+	assert.Contains(t, res.Calls[0].Error, "topoflow.dev/request-cluster-version")
+}

@@ -76,7 +76,10 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 		return err
 	}
 	var raw json.RawMessage
-	if err := c.postInjected(ctx, cfg, hooksv1.HandlerPath(hook, handler), requestBody(*h, hook, body, settings), h.timeout(), &raw); err != nil {
+	if body, err = requestBody(*h, hook, body, settings); err != nil {
+		return &ExtensionError{Hook: hook, Handler: name, Message: err.Error()}
+	}
+	if err := c.postInjected(ctx, cfg, hooksv1.HandlerPath(hook, handler), body, h.timeout(), &raw); err != nil {
 		if h.ignoresErrors() {
 			return nil
 		}

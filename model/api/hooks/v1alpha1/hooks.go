@@ -6,6 +6,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -253,4 +254,57 @@ type DiscoverVariablesResponse struct {
 	metav1.TypeMeta `json:",inline"`
 	CommonResponse  `json:",inline"`
 	Variables       []clusterv1.ClusterClassVariable `json:"variables"`
+}
+
+// UnmarshalJSON reads the definitions in either shape: extensions built on Cluster API's SDK
+// up to v1.12 answer with v1beta1 ClusterClassVariables, v1.13+ with v1beta2 ones, whose
+// deprecated metadata moved to deprecatedV1Beta1Metadata (the rest is the same on the wire).
+func (r *DiscoverVariablesResponse) UnmarshalJSON(b []byte) error {
+	type plain DiscoverVariablesResponse
+	var wire struct {
+		plain
+		Variables []struct {
+			clusterv1.ClusterClassVariable
+			DeprecatedV1Beta1Metadata clusterv1.ClusterClassVariableMetadata `json:"deprecatedV1Beta1Metadata"`
+		} `json:"variables"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	*r = DiscoverVariablesResponse(wire.plain)
+	r.Variables = nil
+	for _, v := range wire.Variables {
+		if v.Metadata.Labels == nil && v.Metadata.Annotations == nil {
+			v.Metadata = v.DeprecatedV1Beta1Metadata
+		}
+		r.Variables = append(r.Variables, v.ClusterClassVariable)
+	}
+	return nil
+}
+
+// lastAppliedAnnotation is kubectl's copy of the last applied manifest (corev1.LastAppliedConfigAnnotation).
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// conversionDataAnnotation is where Cluster API's conversion webhook keeps v1beta2-only values.
+const conversionDataAnnotation = "cluster.x-k8s.io/conversion-data"
+
+// TrimRequestCluster leaves out of the Cluster JSON a hook request carries what Cluster API
+// leaves out (core/reconcilers/topology/cluster.cleanupCluster): the status, the managed fields,
+// kubectl's last-applied manifest and the conversion data. It changes c in place.
+func TrimRequestCluster(c map[string]any) {
+	delete(c, "status")
+	meta, ok := c["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(meta, "managedFields")
+	annotations, ok := meta["annotations"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(annotations, lastAppliedAnnotation)
+	delete(annotations, conversionDataAnnotation)
+	if len(annotations) == 0 {
+		delete(meta, "annotations")
+	}
 }

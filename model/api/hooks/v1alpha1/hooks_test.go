@@ -59,3 +59,33 @@ func TestWireShapes(t *testing.T) {
 	assert.Equal(t, "BeforeClusterCreate", disco.Handlers[0].RequestHook.Hook)
 	assert.EqualValues(t, 10, *disco.Handlers[0].TimeoutSeconds)
 }
+
+// DiscoverVariables answers from SDKs before and after Cluster API v1.13 decode to the same definitions.
+func TestDiscoverVariablesResponseBothShapes(t *testing.T) {
+	for name, js := range map[string]string{
+		"v1beta1": `{"status":"Success","variables":[{"name":"region","required":true,"metadata":{"labels":{"a":"b"}},"schema":{"openAPIV3Schema":{"type":"string"}}}]}`,
+		"v1beta2": `{"status":"Success","variables":[{"name":"region","required":true,"deprecatedV1Beta1Metadata":{"labels":{"a":"b"}},"schema":{"openAPIV3Schema":{"type":"string"}}}]}`,
+	} {
+		var resp DiscoverVariablesResponse
+		require.NoError(t, json.Unmarshal([]byte(js), &resp), name)
+		assert.Equal(t, ResponseStatusSuccess, resp.Status, name)
+		require.Len(t, resp.Variables, 1, name)
+		v := resp.Variables[0]
+		assert.Equal(t, "region", v.Name, name)
+		assert.True(t, v.Required, name)
+		assert.Equal(t, map[string]string{"a": "b"}, v.Metadata.Labels, name)
+		assert.Equal(t, "string", v.Schema.OpenAPIV3Schema.Type, name)
+	}
+}
+
+func TestTrimRequestCluster(t *testing.T) {
+	c := map[string]any{
+		"metadata": map[string]any{"name": "c", "managedFields": []any{}, "annotations": map[string]any{
+			"kubectl.kubernetes.io/last-applied-configuration": "{}", "cluster.x-k8s.io/conversion-data": "{}",
+		}},
+		"spec":   map[string]any{"paused": true},
+		"status": map[string]any{"phase": "Provisioned"},
+	}
+	TrimRequestCluster(c)
+	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "c"}, "spec": map[string]any{"paused": true}}, c)
+}

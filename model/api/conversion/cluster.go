@@ -1,0 +1,103 @@
+// Package conversion turns topoflow's v1beta1 objects into the cluster.x-k8s.io/v1beta2 shape
+// Cluster API v1.11+ stores and, since v1.13, sends to Runtime Extensions. The field-by-field
+// rules are Cluster API's own: its API module (sigs.k8s.io/cluster-api/api, which needs nothing
+// but the Kubernetes API libraries) is the authority for the v1beta2 types and their generated
+// conversions, so topoflow depends on it here instead of restating about a hundred fields. What
+// Cluster API's conversion webhook adds on top of the generated code (core/webhooks/conversion,
+// ConvertClusterV1Beta1ToHub) is done here, with the same rules.
+package conversion
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+// DataAnnotation is where Cluster API's conversion webhook keeps, on an object served as
+// v1beta1, the v1beta2 values v1beta1 cannot hold (util/conversion.DataAnnotation).
+const DataAnnotation = "cluster.x-k8s.io/conversion-data"
+
+// ClusterV1Beta2 converts a Cluster written as cluster.x-k8s.io/v1beta1 JSON into the
+// cluster.x-k8s.io/v1beta2 JSON Cluster API's controllers hold for it. Fields the v1beta1 JSON
+// carries that Cluster API's v1beta1 type does not know are dropped, as its webhook drops them.
+func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
+	src := &capiv1beta1.Cluster{}
+	if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+		return nil, fmt.Errorf("decoding the v1beta1 Cluster: %w", err)
+	}
+	dst := &capiv1beta2.Cluster{}
+	if err := capiv1beta1.Convert_v1beta1_Cluster_To_v1beta2_Cluster(src, dst, nil); err != nil {
+		return nil, fmt.Errorf("converting Cluster %s/%s to v1beta2: %w", src.Namespace, src.Name, err)
+	}
+	// The generated code leaves the contract references empty: v1beta2 names a group, not a version.
+	var err error
+	if dst.Spec.InfrastructureRef, err = contractReference(src.Spec.InfrastructureRef); err != nil {
+		return nil, fmt.Errorf("Cluster %s/%s spec.infrastructureRef: %w", src.Namespace, src.Name, err)
+	}
+	if dst.Spec.ControlPlaneRef, err = contractReference(src.Spec.ControlPlaneRef); err != nil {
+		return nil, fmt.Errorf("Cluster %s/%s spec.controlPlaneRef: %w", src.Namespace, src.Name, err)
+	}
+
+	// Values v1beta1 holds as plain booleans become pointers: true stays true, false is kept only
+	// where the conversion data says it was written as false, otherwise it is unset.
+	restored := &capiv1beta2.Cluster{}
+	hasRestored := false
+	if data, ok := dst.Annotations[DataAnnotation]; ok {
+		if err := json.Unmarshal([]byte(data), restored); err != nil {
+			return nil, fmt.Errorf("Cluster %s/%s annotation %s: %w", src.Namespace, src.Name, DataAnnotation, err)
+		}
+		hasRestored = true
+		annotations := make(map[string]string, len(dst.Annotations))
+		for k, v := range dst.Annotations {
+			if k != DataAnnotation {
+				annotations[k] = v
+			}
+		}
+		if len(annotations) == 0 {
+			annotations = nil
+		}
+		dst.Annotations = annotations
+	}
+	capiv1beta2.Convert_bool_To_Pointer_bool(src.Spec.Paused, hasRestored, restored.Spec.Paused, &dst.Spec.Paused)
+	init := capiv1beta2.ClusterInitializationStatus{}
+	capiv1beta2.Convert_bool_To_Pointer_bool(src.Status.ControlPlaneReady, hasRestored,
+		restored.Status.Initialization.ControlPlaneInitialized, &init.ControlPlaneInitialized)
+	capiv1beta2.Convert_bool_To_Pointer_bool(src.Status.InfrastructureReady, hasRestored,
+		restored.Status.Initialization.InfrastructureProvisioned, &init.InfrastructureProvisioned)
+	if !reflect.DeepEqual(init, capiv1beta2.ClusterInitializationStatus{}) {
+		dst.Status.Initialization = init
+	}
+
+	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "Cluster"
+	js, err := json.Marshal(dst)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(js, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// contractReference is a v1beta1 object reference as v1beta2 holds it: API group, kind, name
+// (the namespace is the Cluster's, the version the one the group's contract names).
+func contractReference(ref *corev1.ObjectReference) (capiv1beta2.ContractVersionedObjectReference, error) {
+	if ref == nil {
+		return capiv1beta2.ContractVersionedObjectReference{}, nil
+	}
+	var group string
+	if ref.APIVersion != "" {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return capiv1beta2.ContractVersionedObjectReference{}, fmt.Errorf("apiVersion %q: %w", ref.APIVersion, err)
+		}
+		group = gv.Group
+	}
+	return capiv1beta2.ContractVersionedObjectReference{APIGroup: group, Kind: ref.Kind, Name: ref.Name}, nil
+}
