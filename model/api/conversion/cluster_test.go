@@ -90,9 +90,9 @@ func TestClusterV1Beta2(t *testing.T) {
 		}
 	}
 	for _, absent := range [][]string{
-		{"spec", "topology", "class"},            // v1beta1 only
+		{"spec", "topology", "class"},               // v1beta1 only
 		{"spec", "infrastructureRef", "apiVersion"}, // a contract reference names no version
-		{"spec", "paused"},                        // false and not known to be written: unset
+		{"spec", "paused"},                          // false and not known to be written: unset
 		{"status", "infrastructureReady"},
 	} {
 		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, absent...); found {
