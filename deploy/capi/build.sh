@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Cluster API's own managers (core, kubeadm bootstrap, KubeadmControlPlane and the Docker
 # provider, whose DevCluster/DevMachine kinds carry the in-memory backend) from the Go module proxy
-# into the tools cache outside the clone, one folder per version, and links them into bin/.
+# into the tools cache outside the clone, one folder per version, and links them into bin/; also
+# the test Runtime Extension built on Cluster API's SDK.
 # Used by the real-providers profile (#13); the fast suite does not need them.
 #
 # Cluster API's modules point at each other with `replace` (the main module at ./api, the test
@@ -19,6 +20,19 @@ declare -A mains=(
   [capi-kubeadm-control-plane]=sigs.k8s.io/cluster-api/controlplane/kubeadm
   [capi-docker]=sigs.k8s.io/cluster-api/test/infrastructure/docker
 )
+
+# The Runtime Extension built on Cluster API's SDK (tests/realcapi/sdkextension, a module of its
+# own), cached by Cluster API version and a hash of its source.
+ext_src="$root/tests/realcapi/sdkextension"
+ext_key="$CAPI_VERSION-$(cat "$ext_src/main.go" "$ext_src/go.mod" "$ext_src/go.sum" | sha256sum | cut -c1-12)"
+if ! cached_tool capi-sdk-extension "$ext_key"; then
+  echo "building capi-sdk-extension $ext_key (Cluster API's Runtime SDK)"
+  dir="$TOOLS_CACHE/capi-sdk-extension/$ext_key"
+  mkdir -p "$dir"
+  (cd "$ext_src" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$dir/capi-sdk-extension.tmp" .)
+  mv "$dir/capi-sdk-extension.tmp" "$dir/capi-sdk-extension"
+  cached_tool capi-sdk-extension "$ext_key"
+fi
 
 needed=()
 for name in capi-core capi-kubeadm-bootstrap capi-kubeadm-control-plane capi-docker; do

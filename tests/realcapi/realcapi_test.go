@@ -32,7 +32,6 @@ import (
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/ssa"
-	"github.com/topoflow/topoflow/tests/extension"
 )
 
 const testManager = "realcapi-test"
@@ -73,16 +72,14 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
-	// A Runtime Extension answering every lifecycle hook, each blocking hook "retry" once per
-	// Cluster and version, registered for this namespace.
-	ext, err := extension.Start(lifecycleHooks...)
-	require.NoError(t, err)
-	t.Cleanup(ext.Close)
-	ext.BlockFirstCall(2, "not yet", hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade)
+	// A Runtime Extension built on Cluster API v1.14.2's own Runtime SDK, answering every
+	// lifecycle hook, each blocking hook "retry" once per Cluster and version and
+	// BeforeClusterDelete for 10 s, registered for this namespace.
+	ext := startSDKExtension(t)
 	_, err = k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Patch(ctx, ns, types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"topoflow.dev/realcapi":"`+ns+`"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	_, err = k.Apply(ctx, ext.Config("ext-"+ns, "topoflow.dev/realcapi", ns, nil), testManager)
+	_, err = k.Apply(ctx, ext.Config("ext-"+ns, "topoflow.dev/realcapi", ns), testManager)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = k.Dynamic.Resource(runtimev1.GroupVersion.WithResource("extensionconfigs")).Delete(context.Background(), "ext-"+ns, metav1.DeleteOptions{})
@@ -137,11 +134,10 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 
 	// Delete while BeforeClusterDelete blocks: Cluster API core's Cluster controller (its topology
 	// gate off) would delete the children at once; topoflow's delete hold keeps them.
-	ext.BlockFor(hooksv1.BeforeClusterDelete, 10*time.Second, "backing up etcd")
 	start = time.Now()
 	require.NoError(t, k.Dynamic.Resource(kube.Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
 	waitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
-		return len(ext.Calls(hooksv1.BeforeClusterDelete)) > 0, "no call yet"
+		return len(ext.Calls(t, hooksv1.BeforeClusterDelete)) > 0, "no call yet"
 	})
 	time.Sleep(3 * time.Second) // Cluster API core's Cluster controller has long reacted by now
 	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments} {
@@ -179,29 +175,39 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 		"BeforeClusterDelete",
 	}
 	var passed []string
-	for _, c := range ext.Calls("") {
+	calls := ext.Calls(t, "")
+	for _, c := range calls {
 		if !c.Passed() {
 			continue
 		}
-		key := c.Hook
-		if v := c.Version(); v != "" {
-			key += "(" + v + ")"
-		}
-		assert.NotContains(t, passed, key, "%s passed twice", key)
-		passed = append(passed, key)
+		assert.NotContains(t, passed, c.key(), "%s passed twice", c.key())
+		passed = append(passed, c.key())
 	}
 	assert.Equal(t, want, passed, "the hooks that passed, in order")
 	for _, h := range []string{hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade, hooksv1.BeforeClusterDelete} {
-		assert.Greater(t, len(ext.Calls(h)), 1, "%s blocked first, then passed", h)
+		assert.Greater(t, len(ext.Calls(t, h)), 1, "%s blocked first, then passed", h)
 	}
-}
 
-// lifecycleHooks are the hooks the extension serves.
-var lifecycleHooks = []string{
-	hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized,
-	hooksv1.BeforeClusterUpgrade, hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade,
-	hooksv1.BeforeWorkersUpgrade, hooksv1.AfterWorkersUpgrade, hooksv1.AfterClusterUpgrade,
-	hooksv1.BeforeClusterDelete,
+	// What the SDK decoded: the Cluster as v1beta2, as Cluster API v1.13+ sends it (a v1beta1
+	// body decodes into these types with an empty classRef and empty references), trimmed as
+	// Cluster API trims it (no status).
+	for _, c := range calls {
+		assert.Equal(t, ns+"/mem", c.Cluster, c.key())
+		assert.Equal(t, "cluster.x-k8s.io/v1beta2", c.ClusterAPIVersion, c.key())
+		assert.Equal(t, "sim-memory", c.ClassRef, "%s: spec.topology.classRef.name", c.key())
+		assert.NotEmpty(t, c.TopologyVersion, c.key())
+		assert.False(t, c.HasStatus, "%s: the Cluster is sent without its status", c.key())
+		if c.Hook != hooksv1.BeforeClusterCreate {
+			assert.Regexp(t, `^controlplane\.cluster\.x-k8s\.io/KubeadmControlPlane/mem-`, c.ControlPlaneRef, c.key())
+			assert.Regexp(t, `^infrastructure\.cluster\.x-k8s\.io/DevCluster/mem-`, c.InfrastructureRef, c.key())
+		}
+		if c.Hook == hooksv1.BeforeClusterUpgrade {
+			assert.Equal(t, "v1.33.0", c.FromVersion)
+			assert.Equal(t, "v1.35.0", c.TopologyVersion)
+			assert.Equal(t, []string{"v1.34.0", "v1.35.0"}, c.ControlPlaneUpgrades)
+			assert.Equal(t, []string{"v1.35.0"}, c.WorkersUpgrades)
+		}
+	}
 }
 
 // settled: the control plane and the MachineDeployments run version with every replica up to
