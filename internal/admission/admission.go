@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/topology"
@@ -32,6 +33,10 @@ const (
 	PathValidateCluster      = "/validate-cluster-x-k8s-io-v1beta1-cluster"
 	PathMutateClusterClass   = "/mutate-cluster-x-k8s-io-v1beta1-clusterclass"
 	PathValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta1-clusterclass"
+	// The ExtensionConfig webhooks (Cluster API serves them only with its RuntimeSDK gate on,
+	// which is off beside topoflow).
+	PathMutateExtensionConfig   = "/mutate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig"
+	PathValidateExtensionConfig = "/validate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig"
 	// PathHoldTopologyDelete is topoflow's own: deletes of topology objects while the Cluster's
 	// BeforeClusterDelete hook has not passed (see holdTopologyDelete).
 	PathHoldTopologyDelete = "/validate-topology-delete"
@@ -56,8 +61,9 @@ type Server struct {
 }
 
 var (
-	clusterKind      = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "Cluster"}
-	clusterClassKind = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "ClusterClass"}
+	clusterKind         = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "Cluster"}
+	clusterClassKind    = schema.GroupKind{Group: clusterv1.GroupVersion.Group, Kind: "ClusterClass"}
+	extensionConfigKind = schema.GroupKind{Group: runtimev1.GroupVersion.Group, Kind: "ExtensionConfig"}
 )
 
 // Handler routes the four webhooks, plus /healthz.
@@ -67,6 +73,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(PathValidateCluster, s.review(s.validateCluster))
 	mux.HandleFunc(PathMutateClusterClass, s.review(s.mutateClusterClass))
 	mux.HandleFunc(PathValidateClusterClass, s.review(s.validateClusterClass))
+	mux.HandleFunc(PathMutateExtensionConfig, s.review(mutateExtensionConfig))
+	mux.HandleFunc(PathValidateExtensionConfig, s.review(validateExtensionConfig))
 	mux.HandleFunc(PathHoldTopologyDelete, s.review(s.holdTopologyDelete))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux
@@ -310,4 +318,26 @@ func (s *Server) holdTopologyDelete(ctx context.Context, req *admissionv1.Admiss
 	}
 	return denied(apierrors.NewForbidden(schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}, meta.Name,
 		fmt.Errorf("%s %s belongs to Cluster %s/%s, which waits for its BeforeClusterDelete hook: topoflow deletes its topology once the hook passes", meta.Kind, meta.Name, ns, name)))
+}
+
+// mutateExtensionConfig applies the ExtensionConfig webhook's defaults (namespaceSelector, service port).
+func mutateExtensionConfig(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	cfg, err := decodeObject[runtimev1.ExtensionConfig](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the ExtensionConfig: %v", err)
+	}
+	validation.DefaultExtensionConfig(cfg)
+	return patched(req.Object.Raw, "spec", cfg.Spec)
+}
+
+// validateExtensionConfig checks an ExtensionConfig on create and update (validation.ExtensionConfig).
+func validateExtensionConfig(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	cfg, err := decodeObject[runtimev1.ExtensionConfig](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the ExtensionConfig: %v", err)
+	}
+	if errs := validation.ExtensionConfig(cfg); len(errs) > 0 {
+		return invalid(extensionConfigKind, cfg.Name, errs)
+	}
+	return allowed()
 }

@@ -261,3 +261,34 @@ func TestHoldTopologyDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionConfigWebhooks: Cluster API's ExtensionConfig defaults are written as a JSON
+// patch (fields topoflow does not know kept), and an invalid ExtensionConfig is refused naming
+// the field.
+func TestExtensionConfigWebhooks(t *testing.T) {
+	s := &Server{}
+	cfg := map[string]any{"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+		"metadata": map[string]any{"name": "ext"},
+		"spec": map[string]any{"clientConfig": map[string]any{"service": map[string]any{"namespace": "ext-system", "name": "ext"}},
+			"futureField": "kept"}}
+	resp := call(t, s, PathMutateExtensionConfig, admissionv1.Create, cfg, nil)
+	require.True(t, resp.Allowed)
+	var ops []map[string]any
+	require.NoError(t, json.Unmarshal(resp.Patch, &ops))
+	assert.ElementsMatch(t, []map[string]any{
+		{"op": "add", "path": "/spec/clientConfig/service/port", "value": float64(443)},
+		{"op": "add", "path": "/spec/namespaceSelector", "value": map[string]any{}},
+	}, ops)
+
+	resp = call(t, s, PathValidateExtensionConfig, admissionv1.Create, cfg, nil)
+	assert.False(t, resp.Allowed, "namespaceSelector missing (the mutating webhook sets it)")
+	assert.Contains(t, resp.Result.Message, "spec.namespaceSelector: Required value")
+
+	cfg["spec"] = map[string]any{"clientConfig": map[string]any{"url": "http://127.0.0.1:8443"}, "namespaceSelector": map[string]any{}}
+	resp = call(t, s, PathValidateExtensionConfig, admissionv1.Update, cfg, cfg)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, `ExtensionConfig.runtime.cluster.x-k8s.io "ext" is invalid: spec.clientConfig.url: Invalid value: "http://127.0.0.1:8443": 'https' is the only allowed URL scheme`)
+
+	cfg["spec"] = map[string]any{"clientConfig": map[string]any{"url": "https://127.0.0.1:8443"}, "namespaceSelector": map[string]any{}}
+	assert.True(t, call(t, s, PathValidateExtensionConfig, admissionv1.Create, cfg, nil).Allowed)
+}

@@ -42,8 +42,21 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 		return cc
 	}
 	rule := func(resource string, ops ...admissionregv1.OperationType) []admissionregv1.RuleWithOperations {
+		group, version := "cluster.x-k8s.io", "v1beta1"
+		if resource == "extensionconfigs" {
+			group, version = "runtime.cluster.x-k8s.io", "v1alpha1"
+		}
 		return []admissionregv1.RuleWithOperations{{Operations: ops, Rule: admissionregv1.Rule{
-			APIGroups: []string{"cluster.x-k8s.io"}, APIVersions: []string{"v1beta1"}, Resources: []string{resource}}}}
+			APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}}}}
+	}
+	// ExtensionConfigs are cluster-scoped: a namespace selector does not limit which the API
+	// server sends, so a registration limited to some namespaces takes only ExtensionConfigs
+	// labelled like them (the integration tests' registrations, one per test namespace).
+	selects := func(resource string) (namespaces, objects *metav1.LabelSelector) {
+		if resource == "extensionconfigs" {
+			return nil, nsSelector
+		}
+		return nsSelector, nil
 	}
 	create, update, del := admissionregv1.Create, admissionregv1.Update, admissionregv1.Delete
 	m := &admissionregv1.MutatingWebhookConfiguration{
@@ -53,11 +66,13 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 	for _, w := range []struct{ name, path, resource string }{
 		{"default.cluster.cluster.x-k8s.io", PathMutateCluster, "clusters"},
 		{"default.clusterclass.cluster.x-k8s.io", PathMutateClusterClass, "clusterclasses"},
+		{"default.extensionconfig.runtime.addons.cluster.x-k8s.io", PathMutateExtensionConfig, "extensionconfigs"},
 	} {
+		ns, obj := selects(w.resource)
 		m.Webhooks = append(m.Webhooks, admissionregv1.MutatingWebhook{
 			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, create, update),
 			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
-			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns, ObjectSelector: obj,
 		})
 	}
 	v := &admissionregv1.ValidatingWebhookConfiguration{
@@ -70,11 +85,13 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 	}{
 		{"validation.cluster.cluster.x-k8s.io", PathValidateCluster, "clusters", []admissionregv1.OperationType{create, update}},
 		{"validation.clusterclass.cluster.x-k8s.io", PathValidateClusterClass, "clusterclasses", []admissionregv1.OperationType{create, update, del}},
+		{"validation.extensionconfig.runtime.cluster.x-k8s.io", PathValidateExtensionConfig, "extensionconfigs", []admissionregv1.OperationType{create, update}},
 	} {
+		ns, obj := selects(w.resource)
 		v.Webhooks = append(v.Webhooks, admissionregv1.ValidatingWebhook{
 			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, w.ops...),
 			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
-			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns, ObjectSelector: obj,
 		})
 	}
 	// The delete hold: deletes of any namespaced object carrying the topology-owned label (the

@@ -141,3 +141,41 @@ func TestAdmission(t *testing.T) {
 		assert.Equal(t, "v1.31.2", tr.Version, "nothing moved: %+v", tr)
 	}
 }
+
+// TestExtensionConfigAdmission (#13): topoflow serves Cluster API's ExtensionConfig webhooks
+// (Cluster API's refuse every ExtensionConfig with its RuntimeSDK gate off): an http URL and an
+// unknown request-cluster-version are refused at apply time naming the field, and a valid one
+// gets Cluster API's defaults.
+func TestExtensionConfigAdmission(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.serveAdmission()
+	name := "adm-" + e.ns
+	cfg := func(url string, annotations map[string]any) *unstructured.Unstructured {
+		meta := map[string]any{"name": name, "labels": map[string]any{"kubernetes.io/metadata.name": e.ns}} // this test's registration
+		if annotations != nil {
+			meta["annotations"] = annotations
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig", "metadata": meta,
+			"spec": map[string]any{"clientConfig": map[string]any{"url": url}},
+		}}
+	}
+	t.Cleanup(func() {
+		_ = kc.Dynamic.Resource(extensionConfigs).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	var err error
+	e.eventually(20*time.Second, "an http URL refused", func() (bool, string) {
+		_, err = kc.Apply(e.ctx, cfg("http://127.0.0.1:1", nil), "kubectl")
+		return err != nil, fmt.Sprint(err)
+	})
+	assert.Contains(t, err.Error(), `spec.clientConfig.url: Invalid value: "http://127.0.0.1:1": 'https' is the only allowed URL scheme`)
+	_, err = kc.Apply(e.ctx, cfg("https://127.0.0.1:1", map[string]any{"topoflow.dev/request-cluster-version": "v1beta3"}), "kubectl")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `metadata.annotations[topoflow.dev/request-cluster-version]: Invalid value: "v1beta3"`)
+
+	got, err := kc.Apply(e.ctx, cfg("https://127.0.0.1:1", map[string]any{"topoflow.dev/request-cluster-version": "v1beta1"}), "kubectl")
+	require.NoError(t, err)
+	sel, found, _ := unstructured.NestedMap(got.Object, "spec", "namespaceSelector")
+	assert.True(t, found, "namespaceSelector defaulted")
+	assert.Empty(t, sel, "to the empty selector (every namespace)")
+}
