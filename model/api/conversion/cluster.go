@@ -13,6 +13,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -46,22 +47,9 @@ func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 	// Values v1beta1 holds as plain booleans become pointers: true stays true, false is kept only
 	// where the conversion data says it was written as false, otherwise it is unset.
 	restored := &capiv1beta2.Cluster{}
-	hasRestored := false
-	if data, ok := dst.Annotations[DataAnnotation]; ok {
-		if err := json.Unmarshal([]byte(data), restored); err != nil {
-			return nil, fmt.Errorf("Cluster %s/%s annotation %s: %w", src.Namespace, src.Name, DataAnnotation, err)
-		}
-		hasRestored = true
-		annotations := make(map[string]string, len(dst.Annotations))
-		for k, v := range dst.Annotations {
-			if k != DataAnnotation {
-				annotations[k] = v
-			}
-		}
-		if len(annotations) == 0 {
-			annotations = nil
-		}
-		dst.Annotations = annotations
+	hasRestored, err := takeData(&dst.ObjectMeta, restored)
+	if err != nil {
+		return nil, fmt.Errorf("Cluster: %w", err)
 	}
 	capiv1beta2.Convert_bool_To_Pointer_bool(src.Spec.Paused, hasRestored, restored.Spec.Paused, &dst.Spec.Paused)
 	init := capiv1beta2.ClusterInitializationStatus{}
@@ -74,15 +62,68 @@ func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 	}
 
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "Cluster"
-	js, err := json.Marshal(dst)
-	if err != nil {
+	return toMap(dst)
+}
+
+// APIVersionOf names the API version a v1beta1 reference uses for an object of a group and kind
+// (a v1beta2 contract reference names only the group): Cluster API reads it from the provider's
+// CRD and its contract label.
+type APIVersionOf func(group, kind string) (string, error)
+
+// ClusterV1Beta1 converts a cluster.x-k8s.io/v1beta2 Cluster JSON into the v1beta1 JSON Cluster
+// API's conversion webhook serves for it (core/webhooks/conversion.ConvertClusterHubToV1Beta1),
+// with the v1beta2 object kept in DataAnnotation so that converting back loses nothing.
+func ClusterV1Beta1(v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any, error) {
+	src := &capiv1beta2.Cluster{}
+	if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		return nil, fmt.Errorf("decoding the v1beta2 Cluster: %w", err)
+	}
+	dst := &capiv1beta1.Cluster{}
+	if err := capiv1beta1.Convert_v1beta2_Cluster_To_v1beta1_Cluster(src, dst, nil); err != nil {
+		return nil, fmt.Errorf("converting Cluster %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+	}
+	for _, r := range []struct {
+		field string
+		ref   capiv1beta2.ContractVersionedObjectReference
+		out   **corev1.ObjectReference
+	}{
+		{"spec.infrastructureRef", src.Spec.InfrastructureRef, &dst.Spec.InfrastructureRef},
+		{"spec.controlPlaneRef", src.Spec.ControlPlaneRef, &dst.Spec.ControlPlaneRef},
+	} {
+		if !r.ref.IsDefined() {
+			continue
+		}
+		version, err := versionOf(r.ref.APIGroup, r.ref.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("Cluster %s/%s %s: %w", src.Namespace, src.Name, r.field, err)
+		}
+		*r.out = &corev1.ObjectReference{APIVersion: schema.GroupVersion{Group: r.ref.APIGroup, Version: version}.String(),
+			Kind: r.ref.Kind, Namespace: src.Namespace, Name: r.ref.Name}
+	}
+	if n := dst.Spec.ClusterNetwork; n != nil && n.APIServerPort != nil && *n.APIServerPort == 0 {
+		n.APIServerPort = nil
+	}
+	if t := dst.Spec.Topology; t != nil {
+		if m := t.ControlPlane.MachineHealthCheck; m != nil && m.RemediationTemplate != nil {
+			m.RemediationTemplate.Namespace = dst.Namespace
+		}
+		if t.Workers != nil {
+			for i := range t.Workers.MachineDeployments {
+				md := &t.Workers.MachineDeployments[i]
+				if md.MachineHealthCheck != nil && md.MachineHealthCheck.RemediationTemplate != nil {
+					md.MachineHealthCheck.RemediationTemplate.Namespace = dst.Namespace
+				}
+				dropEmpty(&md.FailureDomain)
+			}
+		}
+	}
+	hub := src.DeepCopy()
+	hub.ObjectMeta = metav1.ObjectMeta{}
+	if err := putData(hub, &dst.ObjectMeta); err != nil {
 		return nil, err
 	}
-	var out map[string]any
-	if err := json.Unmarshal(js, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), "Cluster"
+	return toMap(dst)
 }
 
 // contractReference is a v1beta1 object reference as v1beta2 holds it: API group, kind, name

@@ -1,0 +1,71 @@
+package conversion
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// takeData reads the conversion data an object served as v1beta1 carries into restored and
+// removes the annotation from meta (util/conversion.UnmarshalData). It says whether there was any.
+func takeData(meta *metav1.ObjectMeta, restored any) (bool, error) {
+	data, ok := meta.Annotations[DataAnnotation]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal([]byte(data), restored); err != nil {
+		return false, fmt.Errorf("%s/%s annotation %s: %w", meta.Namespace, meta.Name, DataAnnotation, err)
+	}
+	rest := make(map[string]string, len(meta.Annotations))
+	for k, v := range meta.Annotations {
+		if k != DataAnnotation {
+			rest[k] = v
+		}
+	}
+	if len(rest) == 0 {
+		rest = nil
+	}
+	meta.Annotations = rest
+	return true, nil
+}
+
+// putData keeps the v1beta2 object hub, without its metadata, in the v1beta1 object's
+// annotations, so converting back restores what v1beta1 cannot say
+// (util/conversion.MarshalDataUnsafeNoCopy). hub is marshalled as given: the caller passes a copy
+// whose metadata it has emptied.
+func putData(hub any, meta *metav1.ObjectMeta) error {
+	data, err := json.Marshal(hub)
+	if err != nil {
+		return err
+	}
+	data = bytes.Replace(data, []byte(`"metadata":{},`), nil, 1)
+	annotations := make(map[string]string, len(meta.Annotations)+1)
+	for k, v := range meta.Annotations {
+		annotations[k] = v
+	}
+	annotations[DataAnnotation] = string(data)
+	meta.Annotations = annotations
+	return nil
+}
+
+// toMap turns a typed object into its JSON map.
+func toMap(obj any) (map[string]any, error) {
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(js, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// dropEmpty turns a pointer to "" into nil (v1beta1 keeps optional strings as pointers).
+func dropEmpty(s **string) {
+	if *s != nil && **s == "" {
+		*s = nil
+	}
+}
