@@ -2,7 +2,8 @@
 # Runs every test: generated-file and format checks, unit tests (with -race), then the
 # integration suite against a real kube-apiserver + etcd and a real Temporal server, brought up
 # by the project's own stack scripts as a separate "test" stack (its own ports and state), a
-# short fault soak, and topoflow beside real Cluster API controllers (tests/capi.sh).
+# short fault soak, topoflow on v1beta2 storage (tests/v1beta2.sh), and topoflow beside real
+# Cluster API controllers (tests/capi.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -17,6 +18,7 @@ if [[ -n "$unformatted" ]]; then echo "gofmt would change: $unformatted" >&2; ex
 go vet ./...
 go vet -tags integration ./tests/...
 go vet -tags realcapi ./tests/realcapi/...
+go vet -tags v1beta2 ./tests/v1beta2/...
 (cd tests/realcapi/sdkextension && go vet ./...)
 
 echo "== docker-compose.yaml (parsed and validated; this machine kind runs no container engine)"
@@ -47,6 +49,9 @@ go test -tags integration -count=1 -timeout 20m ./tests/integration/...
 
 echo "== fault soak, short (every fault kind once; make soak runs 100)"
 tests/soak.sh -clusters 2 -faults 6 -gap-min 2s -gap-max 6s -apiserver-outage-min 5s -apiserver-outage-max 10s -seed 3
+
+echo "== topoflow on v1beta2 storage (Cluster and ClusterClass CRDs store v1beta2, converted by the worker)"
+tests/v1beta2.sh
 
 echo "== topoflow beside real Cluster API v1.14.2 (own stack; the managers are built once into the tools cache, ~25 minutes the first time)"
 deploy/stack/down.sh --purge >/dev/null 2>&1 || true

@@ -145,6 +145,25 @@ func (c *Client) ResourceFor(apiVersion, kind string) (schema.GroupVersionResour
 	return m.Resource, nil
 }
 
+// PreferredVersion is the version the API server prefers for a group and kind (the newest it
+// serves): what a v1beta2 contract reference, which names no version, becomes in v1beta1.
+// Cluster API reads the provider CRD's contract label instead; for providers that serve the
+// contract's newest version, as they must, the two agree. An unknown kind refreshes discovery once.
+func (c *Client) PreferredVersion(group, kind string) (string, error) {
+	gk := schema.GroupKind{Group: group, Kind: kind}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, err := c.mapper.RESTMapping(gk)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gk)
+	}
+	if err != nil {
+		return "", fmt.Errorf("kind %s in group %s: %w", kind, group, err)
+	}
+	return m.GroupVersionKind.Version, nil
+}
+
 // GetRef reads the object a reference points at. The namespace defaults to ns.
 func (c *Client) GetRef(ctx context.Context, ref *corev1.ObjectReference, ns string) (*unstructured.Unstructured, error) {
 	gvr, err := c.ResourceFor(ref.APIVersion, ref.Kind)

@@ -46,8 +46,15 @@ func (f *webhookFlags) serve(ctx context.Context, kc *kube.Client, acts *activit
 			return err
 		}
 		log.Info("admission webhooks registered", "url", url)
+		converted, err := admission.RegisterConversion(ctx, kc, url, ca)
+		if err != nil {
+			return err
+		}
+		if len(converted) > 0 {
+			log.Info("conversion webhook registered", "url", url+admission.PathConvert, "crds", converted)
+		}
 	}
-	srv := &admission.Server{Reads: acts, Log: log}
+	srv := &admission.Server{Reads: acts, Log: log, Versions: kc.PreferredVersion}
 	return admission.Serve(ctx, f.addr, f.certDir, srv.Handler(), log)
 }
 

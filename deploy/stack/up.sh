@@ -113,9 +113,18 @@ fi
 # --- CRDs -----------------------------------------------------------------------
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 # The real-providers profile installs Cluster API's own CRDs instead (deploy/capi/up.sh).
-if [[ "${TOPOFLOW_CRDS:-topoflow}" == topoflow ]]; then
-  log "installing CRDs"
-  kc apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
+# TOPOFLOW_CRDS: topoflow (its CRDs, v1beta1), v1beta2 (Cluster and ClusterClass also served as
+# v1beta2 and stored so, converted by the worker's webhook: reads wait for a worker started with
+# --webhook-register-url), capi (none: deploy/capi/up.sh installs Cluster API's).
+case "${TOPOFLOW_CRDS:-topoflow}" in
+  topoflow) crds="$root/deploy/crds" ;;
+  v1beta2) crds="$root/deploy/crds-v1beta2" ;;
+  capi) crds="" ;;
+  *) log "TOPOFLOW_CRDS=${TOPOFLOW_CRDS}: want topoflow, v1beta2 or capi"; exit 1 ;;
+esac
+if [[ -n "$crds" ]]; then
+  log "installing CRDs ($(basename "$crds"))"
+  kc apply --server-side --force-conflicts -k "$crds" >/dev/null
   kc apply --server-side --force-conflicts -f "$root/deploy/crds/sim" >/dev/null
   kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 fi

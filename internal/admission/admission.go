@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
@@ -58,6 +59,9 @@ type Reader interface {
 type Server struct {
 	Reads Reader
 	Log   *slog.Logger
+	// Versions names the API version of a provider kind, for the conversion webhook (Cluster
+	// references to v1beta1); kube.Client.PreferredVersion.
+	Versions conversion.APIVersionOf
 }
 
 var (
@@ -66,7 +70,7 @@ var (
 	extensionConfigKind = schema.GroupKind{Group: runtimev1.GroupVersion.Group, Kind: "ExtensionConfig"}
 )
 
-// Handler routes the four webhooks, plus /healthz.
+// Handler routes the admission webhooks and the conversion webhook, plus /healthz.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(PathMutateCluster, s.review(s.mutateCluster))
@@ -76,6 +80,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(PathMutateExtensionConfig, s.review(mutateExtensionConfig))
 	mux.HandleFunc(PathValidateExtensionConfig, s.review(validateExtensionConfig))
 	mux.HandleFunc(PathHoldTopologyDelete, s.review(s.holdTopologyDelete))
+	mux.HandleFunc(PathConvert, s.convert)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux
 }

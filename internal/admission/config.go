@@ -2,12 +2,14 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/labels"
@@ -136,4 +138,36 @@ func Unregister(ctx context.Context, kc *kube.Client, suffix string) error {
 		}
 	}
 	return nil
+}
+
+// ConversionLabel marks the CRDs whose conversion webhook topoflow serves (deploy/crds-v1beta2);
+// CRDs converted by Cluster API do not carry it and are left alone.
+const ConversionLabel = "topoflow.dev/conversion"
+
+var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// RegisterConversion points the conversion webhook of every CRD labelled ConversionLabel at the
+// server at base (its PathConvert, trusted through caBundle), for servers outside the cluster
+// such as the local stack's. It returns the names of the CRDs it pointed.
+func RegisterConversion(ctx context.Context, kc *kube.Client, base string, caBundle []byte) ([]string, error) {
+	list, err := kc.Dynamic.Resource(crds).List(ctx, metav1.ListOptions{LabelSelector: ConversionLabel + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("listing the CRDs topoflow converts: %w", err)
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"conversion": map[string]any{
+		"strategy": "Webhook",
+		"webhook": map[string]any{"conversionReviewVersions": []string{"v1"},
+			"clientConfig": map[string]any{"url": base + PathConvert, "caBundle": caBundle, "service": nil}},
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, crd := range list.Items {
+		if _, err := kc.MergePatch(ctx, crds, "", crd.GetName(), patch, "topoflow"); err != nil {
+			return names, fmt.Errorf("pointing the conversion webhook of CRD %s: %w", crd.GetName(), err)
+		}
+		names = append(names, crd.GetName())
+	}
+	return names, nil
 }

@@ -32,6 +32,7 @@ import (
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/ssa"
+	"github.com/topoflow/topoflow/tests/stacktest"
 )
 
 const testManager = "realcapi-test"
@@ -41,18 +42,6 @@ var (
 	devs     = schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "devclusters"}
 	machines = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines"}
 )
-
-func client(t *testing.T) *kube.Client {
-	t.Helper()
-	if os.Getenv("KUBECONFIG") == "" {
-		t.Fatal("the real-providers test needs the capi stack's KUBECONFIG: run it with tests/capi.sh")
-	}
-	cfg, err := kube.RESTConfig("")
-	require.NoError(t, err)
-	k, err := kube.New(cfg)
-	require.NoError(t, err)
-	return k
-}
 
 func repoFile(rel string) string {
 	_, here, _, _ := runtime.Caller(0)
@@ -64,7 +53,7 @@ func repoFile(rel string) string {
 // kubeadm and in-memory controllers do the rest; no field of the Cluster or of a topology object
 // is owned by both topoflow and Cluster API.
 func TestLifecycleBesideClusterAPI(t *testing.T) {
-	k := client(t)
+	k := stacktest.Client(t, "tests/capi.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	ns := "rc-" + strings.ToLower(rand.String(5))
@@ -99,7 +88,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	versions := watchVersions(ctx, k, ns, "mem")
 
 	start := time.Now()
-	waitFor(t, 5*time.Minute, "the control plane and workers at v1.33.0, the Cluster Provisioned", func() (bool, string) {
+	stacktest.WaitFor(t, 5*time.Minute, "the control plane and workers at v1.33.0, the Cluster Provisioned", func() (bool, string) {
 		return settled(ctx, k, ns, "mem", "v1.33.0")
 	})
 	t.Logf("created in %s", time.Since(start).Round(time.Second))
@@ -117,7 +106,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.35.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.NoError(t, err)
-	waitFor(t, 8*time.Minute, "the control plane and workers at v1.35.0", func() (bool, string) {
+	stacktest.WaitFor(t, 8*time.Minute, "the control plane and workers at v1.35.0", func() (bool, string) {
 		return settled(ctx, k, ns, "mem", "v1.35.0")
 	})
 	t.Logf("upgraded two minors in %s", time.Since(start).Round(time.Second))
@@ -136,7 +125,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	// gate off) would delete the children at once; topoflow's delete hold keeps them.
 	start = time.Now()
 	require.NoError(t, k.Dynamic.Resource(kube.Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
-	waitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
+	stacktest.WaitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
 		return len(ext.Calls(t, hooksv1.BeforeClusterDelete)) > 0, "no call yet"
 	})
 	time.Sleep(3 * time.Second) // Cluster API core's Cluster controller has long reacted by now
@@ -147,7 +136,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 			assert.Nil(t, o.GetDeletionTimestamp(), "%s %s deleted while BeforeClusterDelete blocks", o.GetKind(), o.GetName())
 		}
 	}
-	waitFor(t, 5*time.Minute, "the Cluster and its topology gone", func() (bool, string) {
+	stacktest.WaitFor(t, 5*time.Minute, "the Cluster and its topology gone", func() (bool, string) {
 		left := []string{}
 		for _, gvr := range []schema.GroupVersionResource{kube.Clusters, kcps, devs, kube.MachineDeployments, machines, kube.MachineHealthChecks} {
 			l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -359,22 +348,4 @@ func watchVersions(ctx context.Context, k *kube.Client, ns, cluster string) *ver
 		}
 	}()
 	return v
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if why != last {
-			t.Logf("waiting for %s: %s", what, why)
-		}
-		last = why
-		time.Sleep(time.Second)
-	}
-	t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
 }

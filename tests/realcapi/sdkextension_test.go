@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/selfsigned"
+	"github.com/topoflow/topoflow/tests/stacktest"
 )
 
 // sdkCall is one request as the extension built on Cluster API's SDK decoded it
@@ -87,7 +88,7 @@ func startSDKExtension(t *testing.T) *sdkExtension {
 	require.True(t, pool.AppendCertsFromPEM(ca))
 	e := &sdkExtension{url: fmt.Sprintf("https://127.0.0.1:%d", port), ca: ca,
 		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
-	waitFor(t, 30*time.Second, "the SDK extension serving", func() (bool, string) {
+	stacktest.WaitFor(t, 30*time.Second, "the SDK extension serving", func() (bool, string) {
 		if _, err := e.calls(); err != nil {
 			return false, err.Error()
 		}
