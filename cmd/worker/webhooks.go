@@ -23,10 +23,10 @@ type webhookFlags struct {
 }
 
 func (f *webhookFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.addr, "webhook-addr", "", "serve the Cluster and ClusterClass admission webhooks on this address (e.g. :9443); off when empty")
+	fs.StringVar(&f.addr, "webhook-addr", "", "serve the admission webhooks (Cluster, ClusterClass, ExtensionConfig, the delete hold) and the Cluster and ClusterClass conversion webhook on this address (e.g. :9443); off when empty")
 	fs.StringVar(&f.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhooks' tls.crt and tls.key (re-read when they change)")
 	fs.BoolVar(&f.selfSigned, "webhook-self-signed", false, "create a CA and a certificate for 127.0.0.1 in --webhook-cert-dir when it has none (local stack)")
-	fs.StringVar(&f.registerURL, "webhook-register-url", "", "register the webhook configurations with this base URL and the cert dir's ca.crt (local stack; in a cluster the deploy/ manifests register them)")
+	fs.StringVar(&f.registerURL, "webhook-register-url", "", "register the webhook configurations, and the conversion of CRDs labelled topoflow.dev/conversion, with this base URL and the cert dir's ca.crt (local stack; in a cluster the deploy/ manifests register them)")
 }
 
 func (f *webhookFlags) serve(ctx context.Context, kc *kube.Client, acts *activities.Activities, log *slog.Logger) error {
