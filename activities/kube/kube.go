@@ -366,6 +366,9 @@ func IsNotFound(err error) bool {
 // IsAlreadyExists reports a create that found the object there.
 func IsAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
+// IsConflict reports a write refused because the object changed since it was read.
+func IsConflict(err error) bool { return apierrors.IsConflict(err) }
+
 // WaitForAPI polls until the API server answers discovery, or ctx ends.
 func (c *Client) WaitForAPI(ctx context.Context) error {
 	disco, err := discovery.NewDiscoveryClientForConfig(c.Config)

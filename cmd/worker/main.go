@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"go.temporal.io/sdk/worker"
 
@@ -70,6 +71,7 @@ func run() error {
 		return fmt.Errorf("starting worker: %w", err)
 	}
 	defer w.Stop()
+	go migrateStorage(ctx, conn.Kube, log, 15*time.Second)
 	if wh.addr != "" {
 		// The webhooks run as long as the worker; if they cannot serve, the worker stops too, so
 		// its supervisor restarts it rather than leaving admission (failurePolicy Fail) broken.
