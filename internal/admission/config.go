@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/labels"
@@ -144,13 +143,11 @@ func Unregister(ctx context.Context, kc *kube.Client, suffix string) error {
 // CRDs converted by Cluster API do not carry it and are left alone.
 const ConversionLabel = "topoflow.dev/conversion"
 
-var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
 // RegisterConversion points the conversion webhook of every CRD labelled ConversionLabel at the
 // server at base (its PathConvert, trusted through caBundle), for servers outside the cluster
 // such as the local stack's. It returns the names of the CRDs it pointed.
 func RegisterConversion(ctx context.Context, kc *kube.Client, base string, caBundle []byte) ([]string, error) {
-	list, err := kc.Dynamic.Resource(crds).List(ctx, metav1.ListOptions{LabelSelector: ConversionLabel + "=true"})
+	list, err := kc.Dynamic.Resource(kube.CustomResourceDefinitions).List(ctx, metav1.ListOptions{LabelSelector: ConversionLabel + "=true"})
 	if err != nil {
 		return nil, fmt.Errorf("listing the CRDs topoflow converts: %w", err)
 	}
@@ -164,7 +161,7 @@ func RegisterConversion(ctx context.Context, kc *kube.Client, base string, caBun
 	}
 	var names []string
 	for _, crd := range list.Items {
-		if _, err := kc.MergePatch(ctx, crds, "", crd.GetName(), patch, "topoflow"); err != nil {
+		if _, err := kc.MergePatch(ctx, kube.CustomResourceDefinitions, "", crd.GetName(), patch, "topoflow"); err != nil {
 			return names, fmt.Errorf("pointing the conversion webhook of CRD %s: %w", crd.GetName(), err)
 		}
 		names = append(names, crd.GetName())

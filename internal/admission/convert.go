@@ -11,15 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
 // PathConvert is where the conversion webhook of the Cluster and ClusterClass CRDs is served
 // (Cluster API's path).
 const PathConvert = "/convert"
 
-const (
-	v1beta1APIVersion = "cluster.x-k8s.io/v1beta1"
-	v1beta2APIVersion = "cluster.x-k8s.io/v1beta2"
+var (
+	v1beta1APIVersion = clusterv1.GroupVersion.String()
+	v1beta2APIVersion = conversion.V1Beta2GroupVersion.String()
 )
 
 // convert answers a ConversionReview: every object in the desired version, converted as Cluster

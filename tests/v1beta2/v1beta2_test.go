@@ -28,7 +28,6 @@ import (
 var (
 	clustersV1Beta2 = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusters"}
 	classesV1Beta2  = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusterclasses"}
-	crds            = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	simCPs          = schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "simcontrolplanes"}
 )
 
@@ -42,7 +41,7 @@ func TestLifecycleOnV1Beta2Storage(t *testing.T) {
 	defer cancel()
 
 	for _, name := range []string{"clusters.cluster.x-k8s.io", "clusterclasses.cluster.x-k8s.io"} {
-		crd, err := k.Dynamic.Resource(crds).Get(ctx, name, metav1.GetOptions{})
+		crd, err := k.Dynamic.Resource(kube.CustomResourceDefinitions).Get(ctx, name, metav1.GetOptions{})
 		require.NoError(t, err)
 		stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 		assert.Equal(t, []string{"v1beta2"}, stored, "%s stores v1beta2", name)

@@ -23,6 +23,9 @@ import (
 // v1beta1, the v1beta2 values v1beta1 cannot hold (util/conversion.DataAnnotation).
 const DataAnnotation = "cluster.x-k8s.io/conversion-data"
 
+// V1Beta2GroupVersion is cluster.x-k8s.io/v1beta2.
+var V1Beta2GroupVersion = capiv1beta2.GroupVersion
+
 // ClusterV1Beta2 converts a Cluster written as cluster.x-k8s.io/v1beta1 JSON into the
 // cluster.x-k8s.io/v1beta2 JSON Cluster API's controllers hold for it. Fields the v1beta1 JSON
 // carries that Cluster API's v1beta1 type does not know are dropped, as its webhook drops them.
@@ -52,13 +55,13 @@ func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("Cluster: %w", err)
 	}
 	capiv1beta2.Convert_bool_To_Pointer_bool(src.Spec.Paused, hasRestored, restored.Spec.Paused, &dst.Spec.Paused)
-	init := capiv1beta2.ClusterInitializationStatus{}
+	initialization := capiv1beta2.ClusterInitializationStatus{}
 	capiv1beta2.Convert_bool_To_Pointer_bool(src.Status.ControlPlaneReady, hasRestored,
-		restored.Status.Initialization.ControlPlaneInitialized, &init.ControlPlaneInitialized)
+		restored.Status.Initialization.ControlPlaneInitialized, &initialization.ControlPlaneInitialized)
 	capiv1beta2.Convert_bool_To_Pointer_bool(src.Status.InfrastructureReady, hasRestored,
-		restored.Status.Initialization.InfrastructureProvisioned, &init.InfrastructureProvisioned)
-	if !reflect.DeepEqual(init, capiv1beta2.ClusterInitializationStatus{}) {
-		dst.Status.Initialization = init
+		restored.Status.Initialization.InfrastructureProvisioned, &initialization.InfrastructureProvisioned)
+	if !reflect.DeepEqual(initialization, capiv1beta2.ClusterInitializationStatus{}) {
+		dst.Status.Initialization = initialization
 	}
 
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "Cluster"

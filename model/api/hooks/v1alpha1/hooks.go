@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
@@ -285,9 +286,6 @@ func (r *DiscoverVariablesResponse) UnmarshalJSON(b []byte) error {
 // lastAppliedAnnotation is kubectl's copy of the last applied manifest (corev1.LastAppliedConfigAnnotation).
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// conversionDataAnnotation is where Cluster API's conversion webhook keeps v1beta2-only values.
-const conversionDataAnnotation = "cluster.x-k8s.io/conversion-data"
-
 // TrimRequestCluster leaves out of the Cluster JSON a hook request carries what Cluster API
 // leaves out (core/reconcilers/topology/cluster.cleanupCluster): the status, the managed fields,
 // kubectl's last-applied manifest and the conversion data. It changes c in place.
@@ -303,7 +301,7 @@ func TrimRequestCluster(c map[string]any) {
 		return
 	}
 	delete(annotations, lastAppliedAnnotation)
-	delete(annotations, conversionDataAnnotation)
+	delete(annotations, conversion.DataAnnotation)
 	if len(annotations) == 0 {
 		delete(meta, "annotations")
 	}
