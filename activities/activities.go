@@ -54,8 +54,6 @@ type Activities struct {
 	// ClusterController turns on the Cluster controller role (see ownByCluster): on by default,
 	// off when Cluster API's core controllers run beside topoflow.
 	ClusterController bool
-	// answers reuses external patch answers within a pass (nil: no reuse).
-	answers *answerCache
 	// hookAnswers gives a retried hook call the answer its earlier attempt received (nil: none).
 	hookAnswers *hookLedger
 	// Events records Kubernetes Events on Clusters (nil: none; see event).
@@ -67,7 +65,7 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{Kube: k, Log: log, ClusterController: true, answers: newAnswerCache(), hookAnswers: newHookLedger()}
+	return &Activities{Kube: k, Log: log, ClusterController: true, hookAnswers: newHookLedger()}
 }
 
 func missing(format string, args ...any) error {

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -27,13 +28,22 @@ type patchExtensions struct {
 	ctx       context.Context
 	rc        *runtimeext.Client
 	namespace string
+	calls     *[]string
 }
 
 var _ patches.Extensions = patchExtensions{}
 
-// patchExtensions serves a Cluster's external patches; calls collects what each answered.
+// patchExtensions serves a Cluster's external patches; calls collects what each answered (for
+// the UI). Each pass decides once, so each answer is asked for once per pass, as Cluster API asks
+// once per reconcile.
 func (a *Activities) patchExtensions(ctx context.Context, namespace string, calls *[]string) patches.Extensions {
-	return cachedExtensions{next: patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace}, cache: a.answers, calls: calls}
+	return patchExtensions{ctx: ctx, rc: &runtimeext.Client{Kube: a.Kube}, namespace: namespace, calls: calls}
+}
+
+func (p patchExtensions) note(format string, args ...any) {
+	if p.calls != nil {
+		*p.calls = append(*p.calls, fmt.Sprintf(format, args...))
+	}
 }
 
 func (p patchExtensions) GeneratePatches(handler string, settings map[string]string, req *hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
@@ -42,14 +52,20 @@ func (p patchExtensions) GeneratePatches(handler string, settings map[string]str
 		return nil, classify(err)
 	}
 	if resp.Status == "" {
-		return nil, nil // failed under failurePolicy Ignore: no patches
+		p.note("GeneratePatches %s: no answer (failurePolicy Ignore)", handler)
+		return nil, nil // no patches
 	}
+	p.note("GeneratePatches %s: %d patch(es)", handler, len(resp.Items))
 	return &resp, nil
 }
 
 func (p patchExtensions) ValidateTopology(handler string, settings map[string]string, req *hooksv1.ValidateTopologyRequest) error {
 	var resp hooksv1.ValidateTopologyResponse
-	return classify(p.rc.CallExtension(p.ctx, hooksv1.ValidateTopology, handler, p.namespace, req, settings, &resp))
+	if err := classify(p.rc.CallExtension(p.ctx, hooksv1.ValidateTopology, handler, p.namespace, req, settings, &resp)); err != nil {
+		return err
+	}
+	p.note("ValidateTopology %s: valid", handler)
+	return nil
 }
 
 // transientError is a failure to read the registry (the API server), not the extension's: the

@@ -20,14 +20,15 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case res != nil && res.ClusterGone:
-		return nil, fmt.Errorf("Cluster %s not found", ref)
-	case res != nil && res.Deleting:
-		return nil, fmt.Errorf("Cluster %s is being deleted", ref)
-	case res != nil && res.Paused:
-		return nil, fmt.Errorf("Cluster %s is paused (spec.paused or annotation cluster.x-k8s.io/paused)", ref)
-	case res != nil:
+	if res != nil {
+		switch res.Skip {
+		case SkipGone:
+			return nil, fmt.Errorf("Cluster %s not found", ref)
+		case SkipDeleting:
+			return nil, fmt.Errorf("Cluster %s is being deleted", ref)
+		case SkipPaused:
+			return nil, fmt.Errorf("Cluster %s is paused (spec.paused or annotation cluster.x-k8s.io/paused)", ref)
+		}
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}
 	in := &plan.Input{Desired: l.input, Old: l.cluster}

@@ -25,52 +25,42 @@ import (
 	"github.com/topoflow/topoflow/model/validation"
 )
 
-// Scope says which part of the topology ApplyTopology writes.
-type Scope string
-
-const (
-	// ScopeControlPlane is the infrastructure cluster, the control plane and its machine
-	// template, and the Cluster's references to them.
-	ScopeControlPlane Scope = "ControlPlane"
-	// ScopeWorkers is the MachineDeployments and their templates; pools no longer in the
-	// topology are deleted.
-	ScopeWorkers Scope = "Workers"
-)
-
-// ApplyInput asks for one part of a Cluster's topology to be applied.
+// ApplyInput asks for one pass over a Cluster's topology.
 type ApplyInput struct {
 	Cluster ClusterRef `json:"cluster"`
-	Scope   Scope      `json:"scope"`
-	// HoldCreate keeps a Cluster that does not exist yet from being created (its
-	// BeforeClusterCreate hook has not passed); existing Clusters are reconciled as usual.
-	HoldCreate bool `json:"holdCreate,omitempty"`
-	// Gate, when set, holds version moves until the upgrade hooks allow them.
-	Gate *UpgradeGate `json:"gate,omitempty"`
+	// Ledger is what the lifecycle hooks answered so far (the workflow's record): it holds the
+	// creation of a Cluster BeforeClusterCreate has not let through, and version moves the
+	// upgrade hooks have not allowed.
+	Ledger upgrade.Ledger `json:"ledger"`
 	// Seen are the objects the events that started this pass were about: they are read no
 	// older than the events showed them (see kube.Client.AwaitSeen).
 	Seen []corev1.ObjectReference `json:"seen,omitempty"`
-	// Observe (control plane scope) also reports what the providers say (ApplyResult.Provisioning),
-	// sparing the workflow a step of its own.
-	Observe bool `json:"observe,omitempty"`
 }
 
-// UpgradeGate holds version moves for the upgrade lifecycle hooks (see upgrade.Gate).
-type UpgradeGate = upgrade.Gate
+// Skip says why a pass applied nothing.
+type Skip string
 
-// ApplyResult says what was found and applied. It is small on purpose: workflow history keeps it.
+const (
+	// SkipGone: the Cluster no longer exists.
+	SkipGone Skip = "Gone"
+	// SkipNoTopology: the Cluster is not managed by a ClusterClass.
+	SkipNoTopology Skip = "NoTopology"
+	// SkipDeleting: the Cluster has a deletion timestamp; the teardown is the workflow's.
+	SkipDeleting Skip = "Deleting"
+	// SkipPaused: spec.paused or the cluster.x-k8s.io/paused annotation is set.
+	SkipPaused Skip = "Paused"
+	// SkipCreateHeld: the Cluster's objects do not exist yet and BeforeClusterCreate has not
+	// passed (upgrade.Ledger.CreatePassed).
+	SkipCreateHeld Skip = "CreateHeld"
+)
+
+// ApplyResult is the outcome of one pass. It is small on purpose: workflow history keeps it.
 type ApplyResult struct {
-	// ClusterGone: the Cluster no longer exists. Deleting: it has a deletion timestamp.
-	ClusterGone bool `json:"clusterGone,omitempty"`
-	Deleting    bool `json:"deleting,omitempty"`
+	// Skip is set when the pass applied nothing, and says why.
+	Skip Skip `json:"skip,omitempty"`
 	// OkToDelete: the Cluster being deleted carries runtime.cluster.x-k8s.io/ok-to-delete, so its
 	// BeforeClusterDelete hook passed already (in an earlier run, or for Cluster API).
-	OkToDelete bool `json:"okToDelete,omitempty"`
-	// NoTopology: the Cluster is not managed by a ClusterClass.
-	NoTopology bool `json:"noTopology,omitempty"`
-	// Paused: spec.paused or the cluster.x-k8s.io/paused annotation is set; nothing was applied.
-	Paused bool `json:"paused,omitempty"`
-	// CreateHeld: the Cluster does not exist yet and creation is held (HoldCreate); nothing applied.
-	CreateHeld bool   `json:"createHeld,omitempty"`
+	OkToDelete bool   `json:"okToDelete,omitempty"`
 	Generation int64  `json:"generation,omitempty"`
 	Class      string `json:"class,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -83,13 +73,20 @@ type ApplyResult struct {
 	Deleted         []string `json:"deleted,omitempty"`
 	// MachineDeployments are the topology names of the pools in the desired state.
 	MachineDeployments []string `json:"machineDeployments,omitempty"`
+	// WorkersWait says what the worker pools wait for before the pass applies them
+	// (topology.WorkersWaitFor); WaitNone when they were applied.
+	WorkersWait topology.Wait `json:"workersWait,omitempty"`
+	// PendingCreate are the pools not created yet (the control plane is not stable); Stale says
+	// the decision predates what the providers report now (topology.Decision.Stale): the
+	// workflow passes again at once.
+	PendingCreate []string `json:"pendingCreate,omitempty"`
+	Stale         bool     `json:"stale,omitempty"`
 	// Upgrade is set while an upgrade is in progress.
 	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
-	// RollingOut names pools whose machines are being replaced (an upgrade is complete only when
-	// none is).
-	RollingOut []string `json:"rollingOut,omitempty"`
-	// Provisioning is what ObserveProvisioning reports, read after the applies (ApplyInput.Observe;
-	// nil when it could not be read: the workflow then asks on its own).
+	// Owed is the upgrade hook the decision waits for (upgrade.Ledger.Owed), nil for none.
+	Owed *upgrade.Due `json:"owed,omitempty"`
+	// Provisioning is what the providers report, read after the applies (nil when it could not
+	// be read, or the Cluster is gone or unmanaged: the workflow then asks on its own).
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
 	// SkipHooks are the lifecycle hooks the workflow lets pass without a call: no Runtime
 	// Extension handles them for this Cluster's namespace (runtimeext.Client.Unhandled) and their
@@ -102,28 +99,46 @@ type loaded struct {
 	cluster *clusterv1.Cluster
 	class   *clusterv1.ClusterClass
 	input   desired.Input
-	// scopeTemplates marks, by RefKey, which current templates belong to which apply scope.
-	scopeTemplates map[string]bool
 	// extensionCalls collects the external patch answers of the computation.
 	extensionCalls []string
-	// currentMDs and currentMPs are the topology-owned pools of the Cluster, currentMHCs its
-	// topology-owned health checks.
-	currentMDs  []clusterv1.MachineDeployment
-	currentMPs  []clusterv1.MachinePool
-	currentMHCs []clusterv1.MachineHealthCheck
+	// currentMPs are the topology-owned MachinePools of the Cluster.
+	currentMPs []clusterv1.MachinePool
 	// uids are the uids of everything read that exists: every apply intent for one of them is
 	// an update (desired.UIDs.Stamp).
 	uids desired.UIDs
 }
 
-// ApplyTopology computes the Cluster's desired topology from its ClusterClass and applies the
-// part named by the scope with server-side apply (field manager capi-topology).
+// ApplyTopology runs one pass over a Cluster, the way Cluster API's topology reconciler does one
+// reconcile: read the Cluster, its class and its current objects (no older than the events that
+// started the pass), decide once (topology.Decide), apply the control plane part, read what the
+// providers report, and apply the workers part when that allows it. Objects are written with
+// server-side apply under the field manager capi-topology.
 func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
-	res, err := a.applyTopology(ctx, in)
-	if err != nil || res == nil || res.ClusterGone || res.NoTopology {
-		return res, err
+	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
+		return nil, err
 	}
-	// From the cache: the workflow needs no step of its own for a hook nobody handles. A read
+	// 1. Read; a Cluster there is nothing to compute for is a skip.
+	l, res, err := a.load(ctx, in.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res, err = a.applyPass(ctx, in, l)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if res.Skip == SkipGone || res.Skip == SkipNoTopology {
+		return res, nil
+	}
+	// 2. What the providers say, after the applies, for the workflow's status. A read error
+	// only costs the workflow a step of its own.
+	if res.Provisioning == nil {
+		if p, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure}); err == nil {
+			res.Provisioning = p
+		}
+	}
+	// 3. From the cache: the workflow needs no step of its own for a hook nobody handles. A read
 	// error only costs those steps.
 	if unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, in.Cluster.Namespace); err == nil {
 		for _, hook := range unhandled {
@@ -135,26 +150,20 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	return res, nil
 }
 
-func (a *Activities) applyTopology(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
-	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
-		return nil, err
+// applyPass decides once and applies what the decision allows.
+func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*ApplyResult, error) {
+	if !in.Ledger.CreatePassed && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
+		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	}
-	l, res, err := a.load(ctx, in.Cluster)
-	if err != nil || res != nil {
-		return res, err
-	}
-	if in.HoldCreate && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
-		return &ApplyResult{CreateHeld: true, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
-	}
-	dec, err := topology.Decide(topology.Input{Desired: l.input, Gate: in.Gate, Planner: a.upgradePlanner(ctx, l)})
+	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
 		return nil, computeFailed(err)
 	}
 	state := dec.State
-	res = &ApplyResult{
+	res := &ApplyResult{
 		ExternalPatches:   l.extensionCalls,
 		Upgrade:           upgradeSummary(l, dec),
-		RollingOut:        dec.Result.RollingOut,
+		Owed:              dec.Owed,
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
@@ -163,45 +172,37 @@ func (a *Activities) applyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	for _, md := range state.MachineDeployments {
 		res.MachineDeployments = append(res.MachineDeployments, md.TopologyName)
 	}
-
-	l.scopeTemplates = map[string]bool{}
-	if in.Scope == ScopeControlPlane && l.input.Current.ControlPlane != nil {
-		if ref, err := contract.ObjectRef(l.input.Current.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
-			l.scopeTemplates[desired.RefKeyIn(ref, l.cluster.Namespace)] = true
-		}
+	// The control plane part. The finalizer comes first: from now on deletion waits for the
+	// ordered teardown.
+	if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
+		return nil, err
 	}
-	objs, err := state.Objects()
+	if err := a.applyControlPlane(ctx, l, state, res); err != nil {
+		return nil, err
+	}
+	a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
+	if err := a.deleteAll(ctx, dec.Deletes.ControlPlane, res); err != nil {
+		return nil, err
+	}
+	// The workers part, when the providers allow it.
+	prov, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure})
 	if err != nil {
-		return nil, invalid(err)
+		return nil, err
 	}
-	switch in.Scope {
-	case ScopeControlPlane:
-		// The finalizer comes first: from now on deletion waits for the ordered teardown.
-		if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
-			return nil, err
-		}
-		if err := a.applyControlPlane(ctx, l, state, res); err != nil {
-			return nil, err
-		}
-		a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
-		if err := a.deleteRotated(ctx, l, state, objs, res); err != nil {
-			return nil, err
-		}
-		if in.Observe {
-			if p, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure}); err == nil {
-				res.Provisioning = p
-			}
-		}
-	case ScopeWorkers:
-		if err := a.applyWorkers(ctx, l, state, res); err != nil {
-			return nil, err
-		}
-		a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
-		if err := a.deletePoolTemplates(ctx, l, state, objs, res); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, invalid(fmt.Errorf("unknown scope %q", in.Scope))
+	res.Provisioning = prov
+	if prov.ClusterGone {
+		return &ApplyResult{Skip: SkipGone}, nil
+	}
+	if res.WorkersWait = topology.WorkersWaitFor(prov.InfrastructureReady, prov.ControlPlaneInitialized); res.WorkersWait != topology.WaitNone {
+		return res, nil
+	}
+	res.PendingCreate, res.Stale = dec.PendingCreates(), dec.Stale(prov.ControlPlaneInitialized)
+	if err := a.applyWorkers(ctx, l, state, res); err != nil {
+		return nil, err
+	}
+	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
+	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -222,12 +223,13 @@ func computeFailed(err error) error {
 }
 
 // load reads the Cluster, its class, the class's templates and the current topology objects. A
-// non-nil result means there is nothing to compute (the Cluster is gone, deleting, or unmanaged).
+// non-nil result is a skip (res.Skip says why: the Cluster is gone, deleting, paused or
+// unmanaged): there is nothing to compute.
 func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyResult, error) {
 	cluster, err := a.readCluster(ctx, ref)
 	if err != nil {
 		if kube.IsNotFound(err) {
-			return nil, &ApplyResult{ClusterGone: true}, nil
+			return nil, &ApplyResult{Skip: SkipGone}, nil
 		}
 		var fe *decode.FieldError
 		if errors.As(err, &fe) {
@@ -235,40 +237,76 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		}
 		return nil, nil, fmt.Errorf("reading Cluster %s: %w", ref, err)
 	}
-	if cluster.DeletionTimestamp != nil {
-		_, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]
-		return nil, &ApplyResult{Deleting: true, OkToDelete: ok, Generation: cluster.Generation}, nil
+	if skip := skipOf(cluster); skip != nil {
+		return nil, skip, nil
 	}
-	if cluster.Spec.Topology == nil {
-		return nil, &ApplyResult{NoTopology: true, Generation: cluster.Generation}, nil
+	class, err := a.readClass(ctx, cluster)
+	if err != nil {
+		return nil, nil, err
 	}
-	if _, annotated := cluster.Annotations[labels.Paused]; cluster.Spec.Paused || annotated {
-		return nil, &ApplyResult{Paused: true, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}, nil
+	templates, err := a.readClassTemplates(ctx, class)
+	if err != nil {
+		return nil, nil, err
 	}
+	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}}
+	current, err := a.readCurrent(ctx, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.input = desired.Input{
+		Cluster:   cluster,
+		Class:     class,
+		Templates: templates,
+		Current:   *current,
+		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
+	}
+	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
+	return l, nil, nil
+}
 
+// skipOf says why a Cluster is not computed: deleting, not managed by a class, or paused (nil: it is).
+func skipOf(cluster *clusterv1.Cluster) *ApplyResult {
+	switch _, paused := cluster.Annotations[labels.Paused]; {
+	case cluster.DeletionTimestamp != nil:
+		_, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]
+		return &ApplyResult{Skip: SkipDeleting, OkToDelete: ok, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}
+	case cluster.Spec.Topology == nil:
+		return &ApplyResult{Skip: SkipNoTopology, Generation: cluster.Generation}
+	case cluster.Spec.Paused || paused:
+		return &ApplyResult{Skip: SkipPaused, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}
+	}
+	return nil
+}
+
+// readClass reads and checks the Cluster's ClusterClass.
+func (a *Activities) readClass(ctx context.Context, cluster *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
 	class := &clusterv1.ClusterClass{}
-	classNS := cluster.ClassNamespace()
-	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, cluster.Spec.Topology.Class, class); err != nil {
+	classNS, name := cluster.ClassNamespace(), cluster.Spec.Topology.Class
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, name, class); err != nil {
 		if kube.IsNotFound(err) {
-			return nil, nil, missing("ClusterClass %s/%s (spec.topology.class) not found", classNS, cluster.Spec.Topology.Class)
+			return nil, missing("ClusterClass %s/%s (spec.topology.class) not found", classNS, name)
 		}
 		var fe *decode.FieldError
 		if errors.As(err, &fe) {
-			return nil, nil, invalid(err)
+			return nil, invalid(err)
 		}
-		return nil, nil, fmt.Errorf("reading ClusterClass %s/%s: %w", classNS, cluster.Spec.Topology.Class, err)
+		return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", classNS, name, err)
 	}
-
 	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
-		return nil, nil, invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
+		return nil, invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
 	}
 	if discoversVariables(class) && class.Status.ObservedGeneration < class.Generation {
 		// Its variables come from extensions: wait for the class's status (an event) so the
 		// Cluster's variables are checked against the discovered definitions.
-		return nil, nil, missing("ClusterClass %s/%s: variable discovery has not run for generation %d yet (status.observedGeneration %d)",
+		return nil, missing("ClusterClass %s/%s: variable discovery has not run for generation %d yet (status.observedGeneration %d)",
 			class.Namespace, class.Name, class.Generation, class.Status.ObservedGeneration)
 	}
+	return class, nil
+}
 
+// readClassTemplates reads every template the class references, keyed by RefKey; absent ones are
+// reported together.
+func (a *Activities) readClassTemplates(ctx context.Context, class *clusterv1.ClusterClass) (map[string]*unstructured.Unstructured, error) {
 	templates := map[string]*unstructured.Unstructured{}
 	var absent []string
 	for _, tr := range desired.TemplateRefs(class) {
@@ -282,97 +320,141 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading template %s %s/%s: %w", tr.Ref.Kind, tr.Ref.Namespace, tr.Ref.Name, err)
+			return nil, fmt.Errorf("reading template %s %s/%s: %w", tr.Ref.Kind, tr.Ref.Namespace, tr.Ref.Name, err)
 		}
 		templates[key] = obj
 	}
 	if len(absent) > 0 {
-		return nil, nil, missing("ClusterClass %s/%s references templates that do not exist: %s", class.Namespace, class.Name, strings.Join(absent, ", "))
+		return nil, missing("ClusterClass %s/%s references templates that do not exist: %s", class.Namespace, class.Name, strings.Join(absent, ", "))
 	}
+	return templates, nil
+}
 
-	current := desired.Current{
+// readCurrent reads the Cluster's current topology objects, noting the uid of each in l.uids:
+// every apply intent for one of them is an update (desired.UIDs.Stamp).
+func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Current, error) {
+	cluster, class := l.cluster, l.class
+	current := &desired.Current{
 		MachineDeployments: map[string]*clusterv1.MachineDeployment{},
 		MachinePools:       map[string]*clusterv1.MachinePool{},
 		Templates:          map[string]*unstructured.Unstructured{},
 	}
 	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
 	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference { return desired.AtWriteVersion(class, ref) }
+	var err error
 	if current.InfrastructureCluster, err = a.getReferenced(ctx, at(cluster.Spec.InfrastructureRef), cluster.Namespace, "spec.infrastructureRef"); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if current.ControlPlane, err = a.getReferenced(ctx, at(cluster.Spec.ControlPlaneRef), cluster.Namespace, "spec.controlPlaneRef"); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if cp := current.ControlPlane; cp != nil {
 		if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
 			if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
+	if err := a.readPools(ctx, l, current, at); err != nil {
+		return nil, err
+	}
+	l.uids.Add("Cluster", cluster)
+	l.uids.Add(kindOf(current.InfrastructureCluster), current.InfrastructureCluster)
+	l.uids.Add(kindOf(current.ControlPlane), current.ControlPlane)
+	for _, t := range current.Templates {
+		l.uids.Add(t.GetKind(), t)
+	}
+	return current, nil
+}
+
+// readPools reads the Cluster's topology-owned MachineDeployments (and their templates),
+// MachinePools and health checks, its MachineSets, and the templates labelled as its pools'.
+func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.Current, at func(*corev1.ObjectReference) *corev1.ObjectReference) error {
+	cluster := l.cluster
 	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, cluster)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	for i := range mds {
+		l.uids.Add("MachineDeployment", &mds[i])
 		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
 			current.MachineDeployments[name] = &mds[i]
 		}
-		refs := []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef}
-		for _, ref := range refs {
+		for _, ref := range []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef} {
 			if ref != nil {
 				if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
-					return nil, nil, err
+					return err
 				}
 			}
 		}
 	}
 	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	l.currentMPs = mps
 	for i := range mps {
+		l.uids.Add("MachinePool", &mps[i])
 		if name := mps[i].Labels[labels.MachinePoolName]; name != "" {
 			current.MachinePools[name] = &mps[i]
 		}
 	}
 	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, cluster)
 	if err != nil {
-		return nil, nil, err
-	}
-	uids := desired.UIDs{}
-	uids.Add("Cluster", cluster)
-	uids.Add(kindOf(current.InfrastructureCluster), current.InfrastructureCluster)
-	uids.Add(kindOf(current.ControlPlane), current.ControlPlane)
-	for _, t := range current.Templates {
-		uids.Add(t.GetKind(), t)
-	}
-	for i := range mds {
-		uids.Add("MachineDeployment", &mds[i])
-	}
-	for i := range mps {
-		uids.Add("MachinePool", &mps[i])
+		return err
 	}
 	for i := range mhcs {
-		uids.Add("MachineHealthCheck", &mhcs[i])
+		l.uids.Add("MachineHealthCheck", &mhcs[i])
+		current.MachineHealthChecks = append(current.MachineHealthChecks, &mhcs[i])
 	}
-	l := &loaded{
-		cluster: cluster,
-		class:   class,
-		input: desired.Input{
-			Cluster:   cluster,
-			Class:     class,
-			Templates: templates,
-			Current:   current,
-			Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
-		},
-		currentMDs:  mds,
-		currentMPs:  mps,
-		currentMHCs: mhcs,
-		uids:        uids,
+	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
+	sets, err := a.listIfServed(ctx, kube.MachineSets, cluster, "")
+	if err != nil {
+		return err
 	}
-	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
-	return l, nil, nil
+	for i := range sets {
+		current.MachineSets = append(current.MachineSets, &sets[i])
+	}
+	current.PoolTemplates, err = a.poolTemplates(ctx, l, mds)
+	return err
+}
+
+// poolTemplates lists the Cluster's MachineDeployment templates by their labels (cluster-name and
+// deployment-name), of the kinds the class and the current pools use (a class may have changed
+// kind), so that a template an earlier pass kept is found again.
+func (a *Activities) poolTemplates(ctx context.Context, l *loaded, mds []clusterv1.MachineDeployment) ([]*unstructured.Unstructured, error) {
+	kinds := map[string]bool{}
+	refs := []*corev1.ObjectReference{}
+	for _, md := range l.class.Spec.Workers.MachineDeployments {
+		refs = append(refs, md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref)
+	}
+	for _, md := range mds {
+		refs = append(refs, &md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef)
+	}
+	for _, r := range refs {
+		if r != nil {
+			kinds[r.APIVersion+" "+r.Kind] = true
+		}
+	}
+	var out []*unstructured.Unstructured
+	for _, k := range desired.SortedKeys(kinds) {
+		apiVersion, kind, _ := strings.Cut(k, " ")
+		gvr, err := a.Kube.ResourceFor(apiVersion, kind)
+		if kube.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		templates, err := a.listIfServed(ctx, gvr, l.cluster, labels.MachineDeploymentName)
+		if err != nil {
+			return nil, err
+		}
+		for i := range templates {
+			out = append(out, &templates[i])
+		}
+	}
+	return out, nil
 }
 
 // getReferenced reads the object a reference of the Cluster points at (nil: no reference yet,
@@ -437,90 +519,6 @@ func (a *Activities) readTemplate(ctx context.Context, ref *corev1.ObjectReferen
 	}
 	into[desired.RefKey(r)] = t
 	return nil
-}
-
-// deleteRotated deletes current templates the desired state no longer references (they were
-// rotated away from); it runs after the parents were applied with their new references.
-func (a *Activities) deleteRotated(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
-	kept := inUse(state, keep)
-	for _, key := range desired.SortedKeys(l.input.Current.Templates) {
-		t := l.input.Current.Templates[key]
-		if kept[key] || !l.scopeTemplates[key] {
-			continue
-		}
-		ref := corev1.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName()}
-		if err := a.deleteAll(ctx, t.GetNamespace(), []corev1.ObjectReference{ref}, res); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deletePoolTemplates deletes the MachineDeployments' templates nothing uses any more: rotated away
-// from, or left by a removed pool. As Cluster API's topology MachineDeployment and MachineSet
-// controllers do, a template is kept while a MachineSet of the Cluster still uses it (its old
-// machines may need it); without Cluster API core there are no MachineSets. The templates are found
-// by their labels (cluster-name and deployment-name), so one kept in an earlier pass is found again.
-func (a *Activities) deletePoolTemplates(ctx context.Context, l *loaded, state *desired.State, keep []*unstructured.Unstructured, res *ApplyResult) error {
-	used := inUse(state, keep)
-	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
-	sets, err := a.listIfServed(ctx, kube.MachineSets, l.cluster, "")
-	if err != nil {
-		return err
-	}
-	for _, ms := range sets {
-		for _, r := range contract.MachineTemplateRefs(&ms) {
-			used[desired.RefKeyIn(r, ms.GetNamespace())] = true
-		}
-	}
-	// The template kinds: the class's, and those current pools use (a class may have changed kind).
-	kinds := map[string]bool{}
-	refs := []*corev1.ObjectReference{}
-	for _, md := range l.class.Spec.Workers.MachineDeployments {
-		refs = append(refs, md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref)
-	}
-	for _, md := range l.currentMDs {
-		refs = append(refs, &md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef)
-	}
-	for _, r := range refs {
-		if r != nil {
-			kinds[r.APIVersion+" "+r.Kind] = true
-		}
-	}
-	var unused []corev1.ObjectReference
-	for _, k := range desired.SortedKeys(kinds) {
-		apiVersion, kind, _ := strings.Cut(k, " ")
-		gvr, err := a.Kube.ResourceFor(apiVersion, kind)
-		if kube.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		templates, err := a.listIfServed(ctx, gvr, l.cluster, labels.MachineDeploymentName)
-		if err != nil {
-			return err
-		}
-		for _, t := range templates {
-			if !used[t.GetKind()+"/"+t.GetNamespace()+"/"+t.GetName()] {
-				unused = append(unused, corev1.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName()})
-			}
-		}
-	}
-	return a.deleteAll(ctx, l.cluster.Namespace, unused, res)
-}
-
-// inUse is the set (by RefKey) of the objects written in this pass and the current templates
-// waiting parts still use: what must not be deleted.
-func inUse(state *desired.State, written []*unstructured.Unstructured) map[string]bool {
-	out := map[string]bool{}
-	for _, o := range written {
-		out[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
-	}
-	for _, key := range state.Kept {
-		out[key] = true
-	}
-	return out
 }
 
 // listOwned lists a Cluster's topology-owned objects of one resource, decoded and sorted by name.
@@ -626,16 +624,11 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 }
 
 // applyWorkers applies MachineDeployments (templates, the pool, its health check) and
-// MachinePools (bootstrap config, infrastructure pool, the pool), then deletes pools and health
-// checks the topology no longer has.
+// MachinePools (bootstrap config, infrastructure pool, the pool); what each pool writes in this
+// pass (a pool waiting for its version only its health check, a pool not to be created yet
+// nothing) is desired's rule. The Cluster controller role then makes the Cluster the owner of the
+// pools written.
 func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired.State, res *ApplyResult) error {
-	wantMD, wantMP, wantMHC := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	if state.ControlPlaneMachineHealthCheck != nil {
-		wantMHC[state.ControlPlaneMachineHealthCheck.Name] = true
-	}
-	// What each pool writes in this pass (a pool waiting for its version only its health check, a
-	// pool not to be created yet nothing) is desired's rule; the Cluster controller role then makes
-	// the Cluster the owner of the pools written.
 	write := func(objs []*unstructured.Unstructured, poolKind string) error {
 		for _, o := range objs {
 			applied, err := a.apply(ctx, l, o, res)
@@ -651,13 +644,6 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 		return nil
 	}
 	for _, md := range state.MachineDeployments {
-		if md.PendingCreate {
-			continue
-		}
-		wantMD[md.Object.Name] = true
-		if md.MachineHealthCheck != nil {
-			wantMHC[md.MachineHealthCheck.Name] = true
-		}
 		objs, err := md.Objects()
 		if err != nil {
 			return invalid(err)
@@ -667,9 +653,6 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 		}
 	}
 	for _, mp := range state.MachinePools {
-		if !mp.PendingCreate {
-			wantMP[mp.Object.Name] = true
-		}
 		objs, err := mp.Objects()
 		if err != nil {
 			return invalid(err)
@@ -678,46 +661,13 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 			return err
 		}
 	}
-	for i := range l.currentMDs {
-		md := &l.currentMDs[i]
-		if wantMD[md.Name] {
-			continue
-		}
-		// Its templates go once nothing uses them (deletePoolTemplates).
-		refs := []corev1.ObjectReference{{APIVersion: md.APIVersion, Kind: "MachineDeployment", Name: md.Name}}
-		if err := a.deleteAll(ctx, md.Namespace, refs, res); err != nil {
-			return err
-		}
-	}
-	for i := range l.currentMPs {
-		mp := &l.currentMPs[i]
-		if wantMP[mp.Name] {
-			continue
-		}
-		refs := []corev1.ObjectReference{{APIVersion: mp.APIVersion, Kind: "MachinePool", Name: mp.Name}, mp.Spec.Template.Spec.InfrastructureRef}
-		if cr := mp.Spec.Template.Spec.Bootstrap.ConfigRef; cr != nil {
-			refs = append(refs, *cr)
-		}
-		if err := a.deleteAll(ctx, mp.Namespace, refs, res); err != nil {
-			return err
-		}
-	}
-	// Health checks of removed pools, and checks the topology disabled.
-	for _, m := range l.currentMHCs {
-		if !wantMHC[m.Name] {
-			ref := corev1.ObjectReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck", Name: m.Name}
-			if err := a.deleteAll(ctx, m.Namespace, []corev1.ObjectReference{ref}, res); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 
 // deleteAll deletes the referenced objects (absent ones are fine), recording them in res.
-func (a *Activities) deleteAll(ctx context.Context, ns string, refs []corev1.ObjectReference, res *ApplyResult) error {
+func (a *Activities) deleteAll(ctx context.Context, refs []corev1.ObjectReference, res *ApplyResult) error {
 	for i := range refs {
-		if err := a.Kube.DeleteRef(ctx, &refs[i], ns); err != nil {
+		if err := a.Kube.DeleteRef(ctx, &refs[i], refs[i].Namespace); err != nil {
 			return err
 		}
 		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)

@@ -12,102 +12,167 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/runtimeext"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
+	"github.com/topoflow/topoflow/model/topology"
+	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 var ref = activities.ClusterRef{Namespace: "ns", Name: "c1"}
 
-// fakeWorld scripts what the activities see, and records what the workflow asked of them.
+// fakeWorld scripts what the activities see, and records what the workflow asked of them. Its
+// upgrades are decided by the real model (upgrade.Compute and the ledger the workflow sends).
 type fakeWorld struct {
 	mu     sync.Mutex
 	gone   bool
 	paused bool
-	// deleting: "all" (both applies see a deleting Cluster) or "workers" (only the second).
-	deleting   string
+	// deleting: the Cluster has a deletion timestamp.
+	deleting   bool
 	deleteStep func(activities.DeleteInput) *activities.DeleteResult
 	released   bool
-	// notCreated: the Cluster has no topology objects yet (HoldCreate applies).
+	// notCreated: the Cluster has no topology objects yet (creation waits for BeforeClusterCreate).
 	notCreated bool
 	// hookAnswers are popped per call; an empty queue answers success.
 	hookAnswers map[string][]activities.HookOutcome
 	// hookTimes records the test clock at each hook call.
 	hookTimes map[string][]time.Time
 	// pending records every pending-hooks annotation written.
-	pending     [][]string
-	missing     string // non-empty: ApplyTopology fails with MissingDependency
-	infraReady  bool
-	cpInit      bool
-	calls       []string
-	statuses    []activities.StatusInput
-	workerScope int
-	// upgrade is what every apply reports about an upgrade in progress.
-	upgrade *activities.UpgradeSummary
-	// skip is what every apply reports as the hooks that pass without a call.
+	pending    [][]string
+	missing    string // non-empty: ApplyTopology fails with MissingDependency
+	infraReady bool
+	cpInit     bool
+	calls      []string
+	statuses   []activities.StatusInput
+	// workerPasses counts the passes that applied the workers.
+	workerPasses int
+	// upgrade, when set, is the Cluster's upgrade state, moved by each pass as the decision allows.
+	upgrade *upgradeSim
+	// ledgers records the ledger each pass was given.
+	ledgers []upgrade.Ledger
+	// hookCalls records every hook call.
+	hookCalls []activities.HookCall
+	// skip is what every pass reports as the hooks that pass without a call.
 	skip []string
 	// okToDelete: the deleting Cluster carries the ok-to-delete annotation.
 	okToDelete bool
+	// failLocal fails that many passes run inside the workflow task; localPasses and
+	// regularPasses count the passes run inside it and as activities of their own.
+	failLocal, localPasses, regularPasses int
+}
+
+// upgradeSim is a Cluster whose control plane and pools move to the versions each decision gives
+// them; a rollout is seen in progress by exactly one later pass, then it has finished.
+type upgradeSim struct {
+	in       upgrade.Input
+	finishes bool
+}
+
+// decide runs the real decision on the simulated state with the ledger a pass carries, moves
+// what it allows, and says what the pass reports.
+func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
+	if s.finishes {
+		s.in.ControlPlane.StatusVersion, s.in.ControlPlane.Stable = s.in.ControlPlane.SpecVersion, true
+		for i := range s.in.Pools {
+			s.in.Pools[i].RollingOut = false
+		}
+		s.finishes = false
+	}
+	res, err := upgrade.Compute(s.in)
+	if err != nil {
+		panic(err)
+	}
+	held, v := l.Hold(s.in, res)
+	due := l.Owed(s.in, res, held, v)
+	summary := upgrade.Summarize(s.in, res, held, v, "")
+	if cp := &s.in.ControlPlane; res.ControlPlane != cp.SpecVersion {
+		cp.SpecVersion, cp.Stable, s.finishes = res.ControlPlane, false, true
+	}
+	for i := range s.in.Pools {
+		if p := &s.in.Pools[i]; res.Pools[p.Key()] != p.Version {
+			p.Version, p.RollingOut, s.finishes = res.Pools[p.Key()], true, true
+		}
+	}
+	return summary, due
+}
+
+// upgradeTo is a Cluster at v1.31.2 with one pool, asked for target along the class's versions.
+func upgradeTo(target string) *upgradeSim {
+	return &upgradeSim{in: upgrade.Input{Target: target, KubernetesVersions: []string{"v1.31.2", "v1.32.4", "v1.33.1", "v1.34.0"},
+		ControlPlane: upgrade.ControlPlane{Exists: true, SpecVersion: "v1.31.2", StatusVersion: "v1.31.2", Stable: true},
+		Pools:        []upgrade.Pool{{Name: "md-0", Exists: true, Version: "v1.31.2"}}}}
 }
 
 func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
-	res, err := w.applied(ctx, in)
-	if res != nil && !res.ClusterGone {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if activity.GetInfo(ctx).IsLocalActivity {
+		w.localPasses++
+		if w.failLocal > 0 {
+			w.failLocal--
+			return nil, errors.New("the API server is away")
+		}
+	} else {
+		w.regularPasses++
+	}
+	w.ledgers = append(w.ledgers, in.Ledger)
+	res, err := w.pass(in)
+	if res != nil && res.Skip != activities.SkipGone {
 		res.SkipHooks = w.skip
+		res.Provisioning = w.provisioning()
+	}
+	if res != nil && res.Skip == "" && res.WorkersWait == topology.WaitNone {
+		w.workerPasses++
+		w.calls = append(w.calls, "pass: workers applied")
+	} else {
+		w.calls = append(w.calls, "pass")
 	}
 	return res, err
 }
 
-func (w *fakeWorld) applied(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.calls = append(w.calls, "apply "+string(in.Scope))
-	if w.gone {
-		return &activities.ApplyResult{ClusterGone: true}, nil
-	}
-	if w.paused {
-		return &activities.ApplyResult{Paused: true, HasInfrastructure: true}, nil
-	}
-	if w.notCreated && in.HoldCreate {
-		return &activities.ApplyResult{CreateHeld: true}, nil
-	}
-	w.notCreated = false
-	if w.deleting == "all" || (w.deleting == "workers" && in.Scope == activities.ScopeWorkers) {
-		return &activities.ApplyResult{Deleting: true, OkToDelete: w.okToDelete, HasInfrastructure: true}, nil
-	}
-	if w.missing != "" {
+func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, error) {
+	switch {
+	case w.gone:
+		return &activities.ApplyResult{Skip: activities.SkipGone}, nil
+	case w.paused:
+		return &activities.ApplyResult{Skip: activities.SkipPaused, HasInfrastructure: true}, nil
+	case w.notCreated && !in.Ledger.CreatePassed:
+		return &activities.ApplyResult{Skip: activities.SkipCreateHeld}, nil
+	case w.deleting:
+		return &activities.ApplyResult{Skip: activities.SkipDeleting, OkToDelete: w.okToDelete, HasInfrastructure: true}, nil
+	case w.missing != "":
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
 	}
-	if in.Scope == activities.ScopeWorkers {
-		w.workerScope++
-	}
-	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"}}
+	w.notCreated = false
+	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"},
+		WorkersWait: topology.WorkersWaitFor(w.infraReady, w.cpInit)}
 	if w.upgrade != nil {
-		u := *w.upgrade
-		res.Upgrade, res.Version = &u, u.Target
-		if u.HeldBy == hooksv1.BeforeClusterUpgrade && in.Gate != nil && in.Gate.ApprovedTarget == u.Target {
-			u.HeldBy = "" // approved: the upgrade moves on (and stays in progress here)
-		}
+		res.Version = w.upgrade.in.Target
+		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
 	}
 	return res, nil
+}
+
+func (w *fakeWorld) provisioning() *activities.Provisioning {
+	p := &activities.Provisioning{ClusterGone: w.gone, RefsSet: w.missing == "", InfrastructureReady: w.infraReady, ControlPlaneInitialized: w.cpInit, ControlPlaneReady: w.cpInit}
+	if w.infraReady {
+		p.Endpoint = &activities.Endpoint{Host: "h", Port: 6443}
+	}
+	return p
 }
 
 func (w *fakeWorld) observe(_ context.Context, in activities.ObserveInput) (*activities.Provisioning, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls = append(w.calls, "observe")
-	p := &activities.Provisioning{ClusterGone: w.gone, RefsSet: w.missing == "", InfrastructureReady: w.infraReady, ControlPlaneInitialized: w.cpInit, ControlPlaneReady: w.cpInit}
-	if w.infraReady {
-		p.Endpoint = &activities.Endpoint{Host: "h", Port: 6443}
-	}
-	return p, nil
+	return w.provisioning(), nil
 }
 
 func (w *fakeWorld) setStatus(_ context.Context, in activities.StatusInput) (bool, error) {
@@ -167,6 +232,7 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.calls = append(w.calls, "hook "+in.Hook)
+		w.hookCalls = append(w.hookCalls, in)
 		if w.hookTimes == nil {
 			w.hookTimes = map[string][]time.Time{}
 		}
@@ -208,7 +274,7 @@ func TestCreateWaitsForProvidersThenAppliesWorkers(t *testing.T) {
 	var midState State
 	signal(env, time.Second, func() {
 		midState = queryState(t, env)
-		assert.Equal(t, 0, w.workerScope, "no workers before the control plane is initialized")
+		assert.Equal(t, 0, w.workerPasses, "no workers before the control plane is initialized")
 		st := w.lastStatus()
 		assert.Equal(t, clusterv1.ClusterPhaseProvisioning, st.Phase)
 		cond := topologyCondition(st)
@@ -232,11 +298,11 @@ func TestCreateWaitsForProvidersThenAppliesWorkers(t *testing.T) {
 
 	assert.Equal(t, "wait for providers", midState.Step)
 	assert.Contains(t, midState.Waiting, "infrastructure")
-	assert.Equal(t, 1, w.workerScope)
+	assert.Equal(t, 1, w.workerPasses)
 	assert.Equal(t, []string{
-		"apply ControlPlane", "observe", "status Provisioning", // pass 1: wait
-		"apply ControlPlane", "observe", "apply Workers", "status Provisioned", // pass 2: workers
-		"apply ControlPlane", // pass 3: the Cluster is gone
+		"pass", "status Provisioning", // pass 1: the workers wait
+		"pass: workers applied", "status Provisioned", // pass 2: workers
+		"pass", // pass 3: the Cluster is gone
 	}, w.calls)
 }
 
@@ -266,7 +332,7 @@ func TestMissingDependencyBlocksThenRecovers(t *testing.T) {
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, 1, w.workerScope)
+	assert.Equal(t, 1, w.workerPasses)
 }
 
 // TestResyncWithoutEvents: with no watch events at all (a missed event), the wait resync still
@@ -279,7 +345,7 @@ func TestResyncWithoutEvents(t *testing.T) {
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, 1, w.workerScope, "workers applied after the resync saw the providers ready")
+	assert.Equal(t, 1, w.workerPasses, "workers applied after the resync saw the providers ready")
 }
 
 // TestContinueAsNew: a run ends with continue-as-new after its pass budget, keeping history small.
@@ -293,7 +359,7 @@ func TestContinueAsNew(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
-	assert.Equal(t, 3, w.workerScope)
+	assert.Equal(t, 3, w.workerPasses)
 }
 
 // TestPausedHoldsEverything: while paused nothing is applied and the Cluster says so; lifting the
@@ -306,7 +372,7 @@ func TestPausedHoldsEverything(t *testing.T) {
 		assert.False(t, cond.Status)
 		assert.Equal(t, status.ReasonPaused, cond.Reason)
 		assert.Equal(t, "paused", queryState(t, env).Step)
-		assert.Equal(t, 0, w.workerScope)
+		assert.Equal(t, 0, w.workerPasses)
 		w.set(func(w *fakeWorld) { w.paused = false })
 	})
 	signal(env, 2*time.Second, func() {
@@ -316,19 +382,19 @@ func TestPausedHoldsEverything(t *testing.T) {
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, 1, w.workerScope)
+	assert.Equal(t, 1, w.workerPasses)
 }
 
-// TestDeletedBetweenApplies: a Cluster deleted between the control plane and worker applies goes
-// to the teardown; the workflow does not simply end (which would leave the Cluster stuck on
-// topoflow's finalizer).
-func TestDeletedBetweenApplies(t *testing.T) {
-	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "workers"}
+// TestDeletingTearsDownInOrder: a deleting Cluster goes to the teardown (the workflow does not
+// simply end, which would leave the Cluster stuck on topoflow's finalizer): BeforeClusterDelete,
+// then every step in order, then the finalizer is released.
+func TestDeletingTearsDownInOrder(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: true}
 	env := newEnv(t, w)
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, []string{"apply ControlPlane", "observe", "apply Workers", "hook BeforeClusterDelete",
+	assert.Equal(t, []string{"pass", "hook BeforeClusterDelete",
 		"delete Workers", "delete ControlPlane", "delete Infrastructure", "delete Templates"}, w.calls, "every step, in order")
 	assert.True(t, w.released, "finalizer released after the last step")
 }
@@ -337,7 +403,7 @@ func TestDeletedBetweenApplies(t *testing.T) {
 // resync) before going on, and later steps do not start early.
 func TestTeardownWaitsForEachStep(t *testing.T) {
 	cpLeft := true
-	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all"}
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: true}
 	w.deleteStep = func(in activities.DeleteInput) *activities.DeleteResult {
 		if in.Step == activities.DeleteControlPlane && cpLeft {
 			return &activities.DeleteResult{Remaining: []string{"SimControlPlane cp"}}
@@ -347,7 +413,7 @@ func TestTeardownWaitsForEachStep(t *testing.T) {
 	env := newEnv(t, w)
 	signal(env, time.Second, func() {
 		w.mu.Lock()
-		assert.Equal(t, []string{"apply ControlPlane", "hook BeforeClusterDelete", "delete Workers", "delete ControlPlane", "observe", "status Deleting"}, w.calls,
+		assert.Equal(t, []string{"pass", "hook BeforeClusterDelete", "delete Workers", "delete ControlPlane", "status Deleting"}, w.calls,
 			"waiting on the control plane; nothing later started")
 		w.mu.Unlock()
 		st := w.lastStatus()
@@ -381,7 +447,7 @@ func TestBeforeClusterCreateBlocks(t *testing.T) {
 		cond := topologyCondition(w.lastStatus())
 		assert.Equal(t, status.ReasonClusterCreating, cond.Reason)
 		assert.Equal(t, "hook BeforeClusterCreate asked to retry in 30s: quota check", cond.Message)
-		assert.Equal(t, 0, w.workerScope, "nothing created while the hook blocks")
+		assert.Equal(t, 0, w.workerPasses, "nothing created while the hook blocks")
 	}, 10*time.Second)
 	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
@@ -395,7 +461,7 @@ func TestBeforeClusterCreateBlocks(t *testing.T) {
 	assert.Equal(t, 30*time.Second, times[1].Sub(times[0]).Round(time.Second), "waited the 30s the hook asked")
 	assert.Equal(t, 20*time.Second, times[2].Sub(times[1]).Round(time.Second))
 	assert.Len(t, w.hookTimes[hooksv1.AfterControlPlaneInitialized], 1, "AfterControlPlaneInitialized called once")
-	assert.Equal(t, 1, w.workerScope)
+	assert.Equal(t, 1, w.workerPasses)
 }
 
 // TestAfterControlPlaneInitializedOnceAcrossContinueAsNew: the memory that the hook was called
@@ -404,14 +470,14 @@ func TestAfterControlPlaneInitializedOnceAcrossContinueAsNew(t *testing.T) {
 	w := &fakeWorld{infraReady: true, cpInit: true}
 	env := newEnv(t, w)
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 1},
-		Memory: Memory{CreateHookPassed: true, AfterControlPlaneInitializedPending: true}})
+		Ledger: upgrade.Ledger{CreatePassed: true, InitializedOwed: true}})
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
 	assert.Contains(t, w.calls, "hook AfterControlPlaneInitialized")
 	var next ClusterInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	assert.False(t, next.Memory.AfterControlPlaneInitializedPending, "carried: already called")
-	assert.True(t, next.Memory.CreateHookPassed)
+	assert.False(t, next.Ledger.InitializedOwed, "carried: already called")
+	assert.True(t, next.Ledger.CreatePassed)
 }
 
 // TestSkippedHooksPassWithoutACall: a hook the apply reports as passing without a call (no
@@ -437,7 +503,7 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 			var created State
 			signal(env, time.Minute, func() {
 				created = queryState(t, env)
-				w.set(func(w *fakeWorld) { w.deleting = "all" })
+				w.set(func(w *fakeWorld) { w.deleting = true })
 			})
 			env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 			require.True(t, env.IsWorkflowCompleted())
@@ -451,7 +517,7 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 			}
 			assert.Equal(t, tt.called, hooks)
 			assert.Equal(t, "settled", created.Step, "created: %+v", created)
-			assert.Equal(t, 1, w.workerScope, "the workers were applied")
+			assert.Equal(t, 1, w.workerPasses, "the workers were applied")
 			assert.True(t, w.released, "the teardown ran")
 			assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneInitialized}, nil}, w.pending,
 				"the pending-hooks annotation: AfterControlPlaneInitialized owed from the create until it passed")
@@ -473,7 +539,7 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 // still holds it) does not call BeforeClusterDelete again; the teardown goes on. The real-providers
 // test once saw the hook pass three times, once per run started by the Cluster's later events.
 func TestOkToDeleteSkipsBeforeClusterDelete(t *testing.T) {
-	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all", okToDelete: true}
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: true, okToDelete: true}
 	env := newEnv(t, w)
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
 	require.True(t, env.IsWorkflowCompleted())
@@ -486,7 +552,7 @@ func TestOkToDeleteSkipsBeforeClusterDelete(t *testing.T) {
 // TestBeforeClusterDeleteBlocks: nothing is deleted while BeforeClusterDelete blocks; it is not
 // asked again once it passed.
 func TestBeforeClusterDeleteBlocks(t *testing.T) {
-	w := &fakeWorld{infraReady: true, cpInit: true, deleting: "all",
+	w := &fakeWorld{infraReady: true, cpInit: true, deleting: true,
 		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterDelete: {retry(15, "backing up")}}}
 	env := newEnv(t, w)
 	env.RegisterDelayedCallback(func() {
@@ -508,100 +574,77 @@ func TestBeforeClusterDeleteBlocks(t *testing.T) {
 	assert.True(t, w.released)
 }
 
-// TestUpgradeHookSequence scripts what the apply reports during an upgrade and checks that the
-// workflow calls BeforeClusterUpgrade (with from/to/steps), AfterControlPlaneUpgrade once per
-// reached version, and AfterClusterUpgrade only once nothing rolls out any more, passing what the
-// hooks allowed back to the apply as its gate.
-func TestUpgradeHookSequence(t *testing.T) {
-	w := &fakeWorld{infraReady: true, cpInit: true}
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
-	env.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
-	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
-	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
-	env.OnActivity(acts.SetPendingHooks, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingHooksInput) error {
-		w.pending = append(w.pending, orNil(in.Hooks))
-		return nil
-	})
-	var gates []activities.UpgradeGate
-	var hookCalls []activities.HookCall
-	phase := 0
-	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ApplyInput) (*activities.ApplyResult, error) {
-		if in.Gate != nil && in.Scope == activities.ScopeControlPlane {
-			gates = append(gates, *in.Gate)
-		}
-		res := &activities.ApplyResult{Version: "v1.33.1", Class: "c", HasInfrastructure: true}
-		switch phase {
-		case 0: // the version was bumped: held until BeforeClusterUpgrade
-			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", Stable: true, Steps: []string{"v1.32.4", "v1.33.1"},
-				WorkerSteps: []string{"v1.33.1"}}
-			if in.Gate.ApprovedTarget != "v1.33.1" {
-				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.BeforeClusterUpgrade, "v1.33.1"
-			} else {
-				phase = 1
-			}
-		case 1: // the control plane reached v1.32.4
-			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.32.4", Reached: "v1.32.4", Stable: true, Steps: []string{"v1.33.1"}}
-			if in.Gate.ControlPlaneAcknowledged != "v1.32.4" {
-				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.AfterControlPlaneUpgrade, "v1.32.4"
-			} else {
-				phase = 2
-			}
-		case 2: // reached the target; workers move
-			res.Upgrade = &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.33.1", Reached: "v1.33.1", Stable: true}
-			if in.Gate.ControlPlaneAcknowledged != "v1.33.1" {
-				res.Upgrade.HeldBy, res.Upgrade.HeldVersion = hooksv1.AfterControlPlaneUpgrade, "v1.33.1"
-			} else {
-				phase = 3
-			}
-		case 3: // all at the target, a pool still rolling out
-			res.RollingOut = []string{"md-0"}
-			phase = 4
-		default:
-			if phase == 6 {
-				res.ClusterGone = true
-			}
-			phase++
-		}
-		return res, nil
-	})
-	env.OnActivity(acts.CallLifecycleHook, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.HookCall) (*activities.HookOutcome, error) {
-		hookCalls = append(hookCalls, in)
-		out := &activities.HookOutcome{}
-		if in.Hook != hooksv1.BeforeClusterUpgrade {
-			out.Calls = []runtimeext.Call{{Handler: "h.ext"}}
-		}
-		return out, nil
-	})
-	for i := 1; i <= 12; i++ {
-		signal(env, time.Duration(i)*time.Second, func() {})
+// hookSeq lists the hook calls as "Hook(version)" (the version the call is about).
+func hookSeq(calls []activities.HookCall) []string {
+	var seq []string
+	for _, c := range calls {
+		seq = append(seq, c.Hook+"("+hookVersion(c)+")")
 	}
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true}})
+	return seq
+}
+
+// TestUpgradeHookSequence runs a chained upgrade through the workflows against a simulated
+// Cluster whose versions move only as the real decision (upgrade.Compute and the ledger the
+// workflow sends) allows: every upgrade hook is called once, in Cluster API's order, with its
+// versions; the after-hooks come once the parts have settled; the ledger and the pending-hooks
+// annotation follow; the Cluster's workflow takes the upgrade's hook log back.
+func TestUpgradeHookSequence(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1")}
+	env := newEnv(t, w)
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 3*time.Hour)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	var seq []string
-	for _, c := range hookCalls {
-		seq = append(seq, c.Hook+"("+c.FromKubernetesVersion+c.KubernetesVersion+")")
-	}
-	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.31.2)", "AfterControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.33.1)", "AfterClusterUpgrade(v1.33.1)"}, seq)
-	assert.Equal(t, "v1.33.1", hookCalls[0].ToKubernetesVersion)
-	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, hookCalls[0].ControlPlaneUpgrades)
-	assert.Equal(t, []string{"v1.33.1"}, hookCalls[0].WorkersUpgrades)
-	assert.Equal(t, activities.UpgradeGate{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, gates[len(gates)-1])
+	assert.Equal(t, []string{
+		"BeforeClusterUpgrade(v1.33.1)",
+		"BeforeControlPlaneUpgrade(v1.32.4)", "AfterControlPlaneUpgrade(v1.32.4)",
+		"BeforeControlPlaneUpgrade(v1.33.1)", "AfterControlPlaneUpgrade(v1.33.1)",
+		"BeforeWorkersUpgrade(v1.33.1)", "AfterWorkersUpgrade(v1.33.1)",
+		"AfterClusterUpgrade(v1.33.1)",
+	}, hookSeq(w.hookCalls))
+	first := w.hookCalls[0]
+	assert.Equal(t, "v1.31.2", first.FromKubernetesVersion)
+	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, first.ControlPlaneUpgrades)
+	assert.Equal(t, []string{"v1.33.1"}, first.WorkersUpgrades)
+	assert.Equal(t, "v1.31.2", w.hookCalls[1].FromKubernetesVersion, "BeforeControlPlaneUpgrade names the step's from")
+	sim := w.upgrade.in
+	assert.Equal(t, "v1.33.1", sim.ControlPlane.StatusVersion)
+	assert.Equal(t, "v1.33.1", sim.Pools[0].Version)
+	assert.Equal(t, upgrade.Ledger{CreatePassed: true, ApprovedTarget: "v1.33.1", ControlPlaneApproved: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1",
+		WorkersApproved: "v1.33.1", WorkersAcknowledged: "v1.33.1", Completed: "v1.33.1"}, w.ledgers[len(w.ledgers)-1], "the last pass got the whole ledger back from the upgrade")
 	assert.Equal(t, [][]string{{hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade}, {hooksv1.AfterClusterUpgrade}, nil}, w.pending,
 		"pending-hooks annotation follows the upgrade")
 
-	// The Cluster's workflow took the upgrade's hook log back from the child.
 	var log []string
 	for _, h := range queryState(t, env).Hooks {
 		log = append(log, h.Hook+"("+h.Version+"): "+h.Outcome)
 	}
-	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1): passed (no handler registered)", "AfterControlPlaneUpgrade(v1.32.4): passed",
-		"AfterControlPlaneUpgrade(v1.33.1): passed", "AfterClusterUpgrade(v1.33.1): passed"}, log)
+	assert.Len(t, log, 8, "the Cluster's workflow took the upgrade's hook log back")
+	assert.True(t, strings.HasPrefix(log[7], "AfterClusterUpgrade(v1.33.1): passed"), log[7])
 	assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
+	assert.Equal(t, "v1.31.2 -> v1.33.1: completed", queryState(t, env).LastUpgrade)
+}
+
+// TestUpgradeSuperseded: a new target set while BeforeClusterUpgrade blocks the first ends the
+// first upgrade as superseded and starts the second, whose BeforeClusterUpgrade is asked for the
+// new target; no hook is called for the old one after that.
+func TestUpgradeSuperseded(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1"),
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterUpgrade: {retry(600, "change freeze")}}}
+	env := newEnv(t, w)
+	signal(env, time.Minute, func() { w.set(func(w *fakeWorld) { w.upgrade.in.Target = "v1.34.0" }) })
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 3*time.Hour)
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	seq := hookSeq(w.hookCalls)
+	require.GreaterOrEqual(t, len(seq), 2)
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1)", "BeforeClusterUpgrade(v1.34.0)"}, seq[:2])
+	assert.Equal(t, "AfterClusterUpgrade(v1.34.0)", seq[len(seq)-1])
+	assert.NotContains(t, seq[1:], "BeforeClusterUpgrade(v1.33.1)", "the superseded target is not asked again")
+	assert.NotContains(t, seq, "AfterClusterUpgrade(v1.33.1)", "nor completed")
+	assert.Equal(t, "v1.34.0", w.upgrade.in.ControlPlane.StatusVersion)
 }
 
 // TestUpgradeStateAndContinueAsNew: an upgrade held by a blocking hook shows its plan, the hook
@@ -609,11 +652,8 @@ func TestUpgradeHookSequence(t *testing.T) {
 // the memory, plan and hook log (so a hook that blocks for days cannot grow one history forever).
 func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 	plan := []string{"v1.32.4", "v1.33.1"}
-	w := &fakeWorld{infraReady: true, cpInit: true,
-		upgrade: &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", ControlPlane: "v1.31.2", Stable: true,
-			Steps: plan, HeldBy: hooksv1.BeforeClusterUpgrade, HeldVersion: "v1.33.1", Pending: []string{"md-0"}},
-		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterUpgrade: {
-			retry(30, "change freeze"), retry(30, "change freeze"), retry(30, "change freeze")}}}
+	w := blockedUpgrade(3)
+	w.hookAnswers[hooksv1.BeforeClusterUpgrade] = []activities.HookOutcome{retry(30, "change freeze"), retry(30, "change freeze"), retry(30, "change freeze")}
 	env := newEnv(t, w)
 	env.RegisterDelayedCallback(func() {
 		st := queryState(t, env)
@@ -621,7 +661,6 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 		assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", st.Upgrade.Workflow)
 		assert.Equal(t, "[v1.31.2] -> v1.32.4 -> v1.33.1", st.Upgrade.PlanLine())
 		assert.Equal(t, hooksv1.BeforeClusterUpgrade, st.Upgrade.HeldBy)
-		assert.Equal(t, []string{"md-0"}, st.Upgrade.Pending)
 		assert.Equal(t, "hook BeforeClusterUpgrade", st.Step)
 		assert.Equal(t, "hook BeforeClusterUpgrade asked to retry in 30s: change freeze", st.Waiting)
 		require.Len(t, st.Hooks, 2, "called at the start and after the first 30s")
@@ -629,7 +668,7 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 		assert.Equal(t, 30*time.Second, st.Hooks[1].At.Sub(st.Hooks[0].At))
 	}, 45*time.Second)
 	in := UpgradeInput{Cluster: ref, From: "v1.31.2", To: "v1.33.1", Plan: plan, PlannedBy: "plan.ext", Timing: Timing{PassesBeforeContinueAsNew: 3},
-		Memory: Memory{CreateHookPassed: true}}
+		Ledger: upgrade.Ledger{CreatePassed: true}}
 	env.ExecuteWorkflow(ClusterUpgradeWorkflowType, in)
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
@@ -639,7 +678,7 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	assert.Equal(t, plan, next.Plan)
 	assert.Equal(t, "plan.ext", next.PlannedBy)
-	assert.Equal(t, in.Memory, next.Memory, "nothing approved yet")
+	assert.Equal(t, in.Ledger, next.Ledger, "nothing approved yet")
 	require.Len(t, next.Hooks, 3, "the hook log travels to the next run")
 	assert.Equal(t, "retry in 30s: change freeze", next.Hooks[2].Outcome)
 	assert.Equal(t, 3, len(w.hookTimes[hooksv1.BeforeClusterUpgrade]))
@@ -672,10 +711,7 @@ func TestPlanLine(t *testing.T) {
 
 // blockedUpgrade is a world where an upgrade to v1.33.1 waits for BeforeClusterUpgrade.
 func blockedUpgrade(answers int) *fakeWorld {
-	w := &fakeWorld{infraReady: true, cpInit: true,
-		upgrade: &activities.UpgradeSummary{Target: "v1.33.1", From: "v1.31.2", Reached: "v1.31.2", ControlPlane: "v1.31.2", Stable: true,
-			Steps: []string{"v1.32.4", "v1.33.1"}, HeldBy: hooksv1.BeforeClusterUpgrade, HeldVersion: "v1.33.1"},
-		hookAnswers: map[string][]activities.HookOutcome{}}
+	w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1"), hookAnswers: map[string][]activities.HookOutcome{}}
 	for i := 0; i < answers; i++ {
 		w.hookAnswers[hooksv1.BeforeClusterUpgrade] = append(w.hookAnswers[hooksv1.BeforeClusterUpgrade], retry(600, "change freeze"))
 	}
@@ -693,7 +729,7 @@ func TestClusterWorkflowHandsOverDuringLongUpgrade(t *testing.T) {
 	}
 	// The abandoned upgrade runs on in the test environment until the Cluster is gone.
 	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 4}, Memory: Memory{CreateHookPassed: true}})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{PassesBeforeContinueAsNew: 4}, Ledger: upgrade.Ledger{CreatePassed: true}})
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
@@ -702,7 +738,7 @@ func TestClusterWorkflowHandsOverDuringLongUpgrade(t *testing.T) {
 	require.NotNil(t, next.Upgrade, "the running upgrade is handed to the next run")
 	assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", next.Upgrade.Workflow)
 	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, next.Upgrade.Plan)
-	assert.Equal(t, Memory{CreateHookPassed: true}, next.Memory, "the upgrade holds the hook answers, not this run")
+	assert.Equal(t, upgrade.Ledger{CreatePassed: true}, next.Ledger, "the upgrade holds the hook answers, not this run")
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	assert.GreaterOrEqual(t, len(w.hookTimes[hooksv1.BeforeClusterUpgrade]), 3, "the upgrade got the forwarded events and asked again")
@@ -719,7 +755,7 @@ func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
 		forwarded++
 		return nil
 	})
-	done := Memory{CreateHookPassed: true, ApprovedUpgrade: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", UpgradeCompleted: "v1.33.1"}
+	done := upgrade.Ledger{CreatePassed: true, ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", Completed: "v1.33.1"}
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
 		assert.Empty(t, w.calls, "no pass of its own while the upgrade runs")
@@ -729,7 +765,7 @@ func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
 		assert.Equal(t, id, st.Upgrade.Workflow)
 		assert.Equal(t, 1, forwarded, "one event forwarded on taking over")
 		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: "topology/ns/c1/upgrade/v1.30.0-to-v1.31.2", Ended: "completed"})
-		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: id, Memory: done, Ended: "completed",
+		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: id, Ledger: done, Ended: "completed",
 			Hooks: []HookRecord{{Hook: hooksv1.AfterClusterUpgrade, Version: "v1.33.1", Outcome: "passed"}}})
 	}, 30*time.Second)
 	signal(env, time.Minute, func() {
@@ -739,12 +775,12 @@ func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
 		assert.Equal(t, hooksv1.AfterClusterUpgrade, st.Hooks[1].Hook, "the upgrade's log follows this run's own")
 		w.set(func(w *fakeWorld) { w.gone = true })
 	})
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true},
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true},
 		Hooks:   []HookRecord{{Hook: hooksv1.BeforeClusterCreate, Outcome: "passed"}},
 		Upgrade: &UpgradeState{Workflow: id, From: "v1.31.2", To: "v1.33.1"}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, "apply ControlPlane", w.calls[0], "passes resumed after the upgrade ended")
+	assert.Equal(t, "pass: workers applied", w.calls[0], "passes resumed after the upgrade ended")
 	assert.Empty(t, w.pending, "the annotation is the upgrade's: not rewritten from this run's memory")
 }
 
@@ -762,12 +798,12 @@ func TestAdoptedUpgradeGone(t *testing.T) {
 		assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
 		w.set(func(w *fakeWorld) { w.gone = true })
 	})
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Memory: Memory{CreateHookPassed: true},
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true},
 		Upgrade: &UpgradeState{Workflow: "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", From: "v1.31.2", To: "v1.33.1"}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NotEmpty(t, w.calls)
-	assert.Equal(t, "apply ControlPlane", w.calls[0], "back to its own passes")
+	assert.Equal(t, "pass", w.calls[0], "back to its own passes")
 	assert.Equal(t, 1, tries, "one forward found the upgrade gone")
 }
 
@@ -803,7 +839,7 @@ func TestHookFailureBackoff(t *testing.T) {
 		gaps = append(gaps, times[i].Sub(times[i-1]).Round(time.Second))
 	}
 	assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, gaps)
-	assert.Equal(t, 1, w.workerScope, "created once the hook passed")
+	assert.Equal(t, 1, w.workerPasses, "created once the hook passed")
 }
 
 func TestHookRetry(t *testing.T) {
@@ -820,4 +856,19 @@ func orNil(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// TestSlowPassRunsAsActivity: a pass that fails inside the workflow task for a reason a retry may
+// fix (a timeout, the API server away) is run again as an activity of its own, which retries.
+func TestSlowPassRunsAsActivity(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, failLocal: 1}
+	env := newEnv(t, w)
+	signal(env, time.Minute, func() { w.set(func(w *fakeWorld) { w.gone = true }) })
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 1, w.regularPasses, "the first pass ran again as an activity of its own")
+	assert.Equal(t, 2, w.localPasses, "later passes ran inside the workflow task")
+	assert.Equal(t, 1, w.workerPasses, "the first pass applied the workers")
+	assert.True(t, topologyCondition(w.lastStatus()).Status)
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 // ClusterUpgradeWorkflowType runs one upgrade of a Cluster as a child workflow, so that its
@@ -25,7 +26,7 @@ func UpgradeWorkflowID(ref activities.ClusterRef, from, to string) string {
 type UpgradeInput struct {
 	Cluster activities.ClusterRef `json:"cluster"`
 	Timing  Timing                `json:"timing,omitempty"`
-	Memory  Memory                `json:"memory"`
+	Ledger  upgrade.Ledger        `json:"ledger"`
 	From    string                `json:"from"`
 	To      string                `json:"to"`
 	// Plan is the control plane's steps as planned when the upgrade began (for the state query),
@@ -43,8 +44,8 @@ const SignalUpgradeEnded = "upgrade-ended"
 // UpgradeOutput is what the upgrade leaves to the Cluster's workflow.
 type UpgradeOutput struct {
 	// Workflow is the upgrade's workflow ID.
-	Workflow string `json:"workflow,omitempty"`
-	Memory   Memory `json:"memory"`
+	Workflow string         `json:"workflow,omitempty"`
+	Ledger   upgrade.Ledger `json:"ledger"`
 	// Ended says why the upgrade stopped: "completed", "deleting", "gone", "superseded by ..."
 	// or "withdrawn: ..." (see withdrawn).
 	Ended string `json:"ended"`
@@ -56,23 +57,20 @@ type UpgradeOutput struct {
 // in.To is complete (AfterClusterUpgrade passed), the Cluster is being deleted or gone, or a newer
 // upgrade supersedes it. Events reach it from the Cluster's workflow.
 func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, error) {
-	r := &clusterRun{in: ClusterInput{Cluster: in.Cluster, Timing: in.Timing, Memory: in.Memory}, timing: in.Timing.withDefaults(), mem: in.Memory, upgrade: &in}
-	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To, Hooks: in.Hooks,
+	r := newRun(ctx, in.Cluster, in.Timing, in.Ledger)
+	r.upgrade = &in
+	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To, Hooks: in.Hooks, Ledger: &r.ledger,
 		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.From, in.To), From: in.From, To: in.To, Plan: in.Plan, PlannedBy: in.PlannedBy}}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
-		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step and what it waits for"}); err != nil {
+		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step, what it waits for and the hook ledger"}); err != nil {
 		return nil, err
 	}
-	r.baseline = workflow.GetVersion(ctx, baselineChange, workflow.DefaultVersion, 1) == 1
-	r.local = r.feature(ctx, "local-activities")
-	events := workflow.GetSignalChannel(ctx, SignalClusterEvent)
-	r.events = events
 	for {
-		r.drain(ctx, events)
+		r.drain(ctx)
 		outcome := r.pass(ctx)
 		r.state.Passes++
 		switch {
-		case r.mem.UpgradeCompleted == in.To:
+		case r.ledger.Completed == in.To:
 			r.syncPendingHooks(ctx)
 			r.setStep(ctx, "upgrade completed", "")
 			return r.endUpgrade(ctx, "completed"), nil
@@ -86,25 +84,22 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		// An upgrade in progress re-checks at the shorter resync even when a pass settled.
 		r.waitAfter(ctx, outcome, r.timing.WaitResync)
 		// A long upgrade (a hook that blocks for days, slow rollouts) keeps its history small
-		// like the Cluster's workflow: the memory, plan and hook log go to the next run, which
-		// starts with a pass. Upgrades recorded before this replay without it.
-		if r.feature(ctx, "upgrade-continue-as-new") &&
-			(r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
-			r.drain(ctx, events)
+		// like the Cluster's workflow: the ledger, plan and hook log go to the next run, which
+		// starts with a pass.
+		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			r.drain(ctx)
 			next := in
-			next.Memory, next.Hooks = r.mem, r.state.Hooks
+			next.Ledger, next.Hooks = r.ledger, r.state.Hooks
 			return nil, workflow.NewContinueAsNewError(ctx, ClusterUpgradeWorkflowType, next)
 		}
 	}
 }
 
 // endUpgrade is the upgrade's result. It is also signalled to the Cluster's workflow, whose
-// current run may have continued as new since it started the upgrade (upgrades recorded before
-// this replay without the signal).
+// current run may have continued as new since it started the upgrade.
 func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutput {
-	out := &UpgradeOutput{Workflow: r.state.Upgrade.Workflow, Memory: r.mem, Ended: ended, Hooks: r.state.Hooks}
-	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if parent != nil && r.feature(ctx, "upgrade-signals-end") {
+	out := &UpgradeOutput{Workflow: r.state.Upgrade.Workflow, Ledger: r.ledger, Ended: ended, Hooks: r.state.Hooks}
+	if parent := workflow.GetInfo(ctx).ParentWorkflowExecution; parent != nil {
 		// An error means the Cluster's workflow is gone; a new one re-reads the Cluster anyway.
 		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalUpgradeEnded, out).Get(ctx, nil)
 	}
@@ -113,75 +108,44 @@ func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutp
 
 // runUpgrade runs an upgrade as a child workflow and waits for it, forwarding watch events to it.
 // Its result carries the hook answers back into this workflow's memory.
-func (r *clusterRun) runUpgrade(ctx workflow.Context, u *activities.UpgradeSummary) passOutcome {
-	id := UpgradeWorkflowID(r.in.Cluster, u.From, u.Target)
+func (r *clusterRun) runUpgrade(ctx workflow.Context, u *upgrade.Summary) passOutcome {
+	id := UpgradeWorkflowID(r.ref, u.From, u.Target)
 	r.setStep(ctx, "upgrade "+u.From+" -> "+u.Target, "the upgrade workflow "+id)
-	// Upgrades may outlive the run that starts them: this run may continue as new while it waits,
-	// so a long upgrade cannot grow its history without bound. Runs recorded before wait on the
-	// child's future alone.
-	outlives := r.feature(ctx, "upgrade-outlives-run")
+	// The upgrade may outlive this run: this run may continue as new while it waits, so a long
+	// upgrade cannot grow its history without bound.
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:    id,
-		StaticSummary: fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.in.Cluster, u.From, u.Target),
-	}
-	if outlives {
-		opts.ParentClosePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+		WorkflowID:        id,
+		StaticSummary:     fmt.Sprintf("Upgrade of Cluster %s from %s to %s", r.ref, u.From, u.Target),
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	}
 	r.state.Upgrade = &UpgradeState{Workflow: id, From: u.From, To: u.Target, Plan: u.Steps, PlannedBy: u.PlannedBy}
 	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), ClusterUpgradeWorkflowType, UpgradeInput{
-		Cluster: r.in.Cluster, Timing: r.in.Timing, Memory: r.mem, From: u.From, To: u.Target, Plan: u.Steps, PlannedBy: u.PlannedBy,
+		Cluster: r.ref, Timing: r.timing, Ledger: r.ledger, From: u.From, To: u.Target, Plan: u.Steps, PlannedBy: u.PlannedBy,
 	})
-	if outlives {
-		if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-				return r.upgradeEnded(nil, fmt.Errorf("starting the upgrade workflow %s: %w", id, err))
-			}
-			// Started by an earlier run of this workflow (one that was terminated and started
-			// again): wait for it the same way as after continue-as-new.
-			fut = nil
+	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return r.upgradeEnded(nil, fmt.Errorf("starting the upgrade workflow %s: %w", id, err))
 		}
-		return r.awaitUpgrade(ctx, fut)
+		// Started by an earlier run of this workflow (one that was terminated and started
+		// again): wait for it the same way as after continue-as-new.
+		fut = nil
 	}
-	for done := false; !done; {
-		sel := workflow.NewSelector(ctx)
-		sel.AddFuture(fut, func(workflow.Future) { done = true })
-		sel.AddReceive(r.events, func(c workflow.ReceiveChannel, _ bool) {
-			var ev ClusterEvent
-			c.Receive(ctx, &ev)
-			_ = fut.SignalChildWorkflow(ctx, SignalClusterEvent, ev).Get(ctx, nil)
-		})
-		sel.Select(ctx)
-	}
-	// An upgrade that runs newer code also signals its end: it was sent before the child closed,
-	// so it is here now, and not needed.
-	for workflow.GetSignalChannel(ctx, SignalUpgradeEnded).ReceiveAsync(nil) {
-	}
-	var out UpgradeOutput
-	if err := fut.Get(ctx, &out); err != nil {
-		return r.upgradeEnded(nil, err)
-	}
-	return r.upgradeEnded(&out, nil)
+	return r.awaitUpgrade(ctx, fut)
 }
 
 // runningUpgrade finds an upgrade of this Cluster that is still running although no run of this
 // workflow waits for it: an operator terminated the Cluster's workflow mid-upgrade, and a watch
-// event started this one. Waiting for it (rather than starting another from where the control
-// plane is now) keeps every hook called once. Only the first run of a workflow looks (added
-// after the first releases; their histories replay without it).
+// event started this one. It is asked once per workflow, in its first run, when a pass is about to
+// start an upgrade (so a create costs no lookup).
 func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
-	if !r.feature(ctx, "adopt-running-upgrade") {
+	if r.lookedForUpgrade || workflow.GetInfo(ctx).ContinuedExecutionRunID != "" {
 		return nil
 	}
-	prefix := WorkflowID(r.in.Cluster.Namespace, r.in.Cluster.Name) + "/upgrade/"
+	r.lookedForUpgrade = true
+	prefix := WorkflowID(r.ref.Namespace, r.ref.Name) + "/upgrade/"
 	var ids []string
-	summary, in := "look for a running upgrade of this Cluster", activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}
-	var look workflow.Future
-	if r.baseline {
-		look = r.exec(ctx, summary, acts.RunningWorkflows, in) // a local activity: one marker
-	} else {
-		look = workflow.ExecuteActivity(r.activityCtx(ctx, summary), acts.RunningWorkflows, in)
-	}
-	err := look.Get(ctx, &ids)
+	err := r.local(ctx, "look for a running upgrade of this Cluster", acts.RunningWorkflows,
+		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}).Get(ctx, &ids)
 	if err != nil || len(ids) == 0 {
 		return nil
 	}
@@ -220,7 +184,7 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 	forward, source, forwards := fut == nil, "resync", 0
 	for out == nil && failure == nil {
 		if forward {
-			r.drain(ctx, r.events)
+			r.drain(ctx)
 			r.pending = r.pending[:0]
 			err := workflow.SignalExternalWorkflow(ctx, id, "", SignalClusterEvent, ClusterEvent{Source: source, Seen: r.seen}).Get(ctx, nil)
 			r.seen = nil
@@ -269,7 +233,7 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 	return r.upgradeEnded(out, failure)
 }
 
-// upgradeEnded takes an upgrade's result (the hook answers, its hook log) into this workflow.
+// upgradeEnded takes an upgrade's result (its ledger and hook log) into this workflow.
 func (r *clusterRun) upgradeEnded(out *UpgradeOutput, err error) passOutcome {
 	id, from, to := r.state.Upgrade.Workflow, r.state.Upgrade.From, r.state.Upgrade.To
 	r.state.Upgrade = nil
@@ -277,33 +241,25 @@ func (r *clusterRun) upgradeEnded(out *UpgradeOutput, err error) passOutcome {
 		r.state.LastError = "upgrade workflow " + id + ": " + err.Error()
 		return waiting
 	}
-	r.mem = out.Memory
+	r.ledger = out.Ledger
 	r.state.LastUpgrade = from + " -> " + to + ": " + out.Ended
 	r.state.Hooks = appendHooks(r.state.Hooks, out.Hooks...)
 	switch out.Ended {
 	case "gone":
 		return finished
 	case "completed":
-		r.pendingWritten = r.mem.pendingHooks() // the upgrade wrote the annotation as it finished
+		r.pendingWritten = r.ledger.PendingHooks() // the upgrade wrote the annotation as it finished
 	}
 	return again
 }
 
-// withdrawn says the upgrade to target is no longer wanted: spec.topology.version names another
-// version and no upgrade is due (the version was set back before any part moved; a newer target
-// that is due supersedes the upgrade instead). A version set back after the control plane moved
-// is a downgrade, refused before this is asked, so nothing has moved when an upgrade is withdrawn.
-func withdrawn(target string, applied *activities.ApplyResult) bool {
-	return applied.Version != target && applied.Version != "" && applied.Upgrade == nil
-}
-
-// withdraw ends a withdrawn upgrade: no hook is called for it any more, and what the hooks let
-// it do is forgotten, so the after-hooks are not owed (the pending-hooks annotation drops them)
-// and asking for the same version again starts over with BeforeClusterUpgrade.
-func (r *clusterRun) withdraw(ctx workflow.Context, now string) passOutcome {
-	r.mem.ApprovedUpgrade, r.mem.ControlPlaneApproved, r.mem.ControlPlaneAcknowledged = "", "", ""
-	r.mem.WorkersApproved, r.mem.WorkersAcknowledged, r.mem.UpgradeCompleted = "", "", ""
-	r.ended = "withdrawn: spec.topology.version is " + now + ", not " + r.upgrade.To + " any more"
+// withdraw ends a withdrawn upgrade (why is upgrade.Ended's): no hook is called for it any more,
+// and what the hooks let it do is forgotten, so the after-hooks are not owed (the pending-hooks
+// annotation drops them) and asking for the same version again starts over with
+// BeforeClusterUpgrade.
+func (r *clusterRun) withdraw(ctx workflow.Context, why string) passOutcome {
+	r.ledger.Withdraw()
+	r.ended = why
 	r.syncPendingHooks(ctx)
 	r.setStep(ctx, "upgrade withdrawn", "")
 	return finished

@@ -53,7 +53,10 @@ type Client struct {
 	Dynamic dynamic.Interface
 	// Warn hears of fields an object read had that topoflow's types do not know (nil: ignored;
 	// see WarnOnce).
-	Warn   func(*decode.FieldError)
+	Warn func(*decode.FieldError)
+	// Sent, when set, hears every object Apply is asked to write, before the check whether it
+	// would change anything (the tests compare what the apply sends with the plan).
+	Sent   func(obj *unstructured.Unstructured, fieldManager string)
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	mu     sync.Mutex
 	// cache, when set (UseCache), serves reads and lets Apply skip requests that would change
@@ -320,6 +323,9 @@ func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource,
 // Apply server-side applies obj with the given field manager, forcing ownership of the fields
 // it sets (the topology is the authority over them).
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	if c.Sent != nil {
+		c.Sent(obj.DeepCopy(), fieldManager)
+	}
 	gvr, err := c.ResourceFor(obj.GetAPIVersion(), obj.GetKind())
 	if err != nil {
 		return nil, err

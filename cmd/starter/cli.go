@@ -94,7 +94,8 @@ func newRunCmd() *cobra.Command {
 }
 
 func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
-	var file, output, cluster, kubeconfig string
+	var f setup.Flags
+	var file, output, cluster string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "plan (-f FILE | --cluster NAMESPACE/NAME)",
@@ -114,7 +115,7 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 			if file != "" {
 				in, err = planInputFromFile(file, seed)
 			} else {
-				in, err = planInputFromCluster(cluster, kubeconfig)
+				in, err = planInputFromCluster(cluster, &f, stderr)
 				if err == nil && cmd.Flags().Changed("seed") {
 					in.Desired.Names = names.Source{Seed: seed}
 				}
@@ -132,8 +133,8 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "multi-document YAML with one ClusterClass, its templates, one Cluster and optionally the Cluster's current objects ('-' for stdin)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for the random part of new object names (reproducible plans); default: derived from the Cluster")
-	cmd.Flags().StringVar(&cluster, "cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only)")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG)")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only), with the hook ledger of its workflow")
+	goFlags(cmd, f.Register)
 	return cmd
 }
 

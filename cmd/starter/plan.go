@@ -6,16 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/cmd/internal/setup"
+	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/plan"
+	"github.com/topoflow/topoflow/model/upgrade"
+	"github.com/topoflow/topoflow/workflows"
 )
 
 // runPlan runs `starter plan` with args (the tests' entry point).
@@ -45,12 +52,15 @@ func planInputFromFile(path string, seed uint64) (*plan.Input, error) {
 	return plan.FromObjects(objs, seed)
 }
 
-func planInputFromCluster(key, kubeconfig string) (*plan.Input, error) {
+// planInputFromCluster reads an existing Cluster and what it runs from the API server, and the
+// hook ledger from its workflow (the upgrade's, while one runs), so a move a hook holds is shown as
+// held. Without a workflow (or Temporal) it plans from the Cluster alone, and says so.
+func planInputFromCluster(key string, f *setup.Flags, stderr io.Writer) (*plan.Input, error) {
 	ns, name, ok := strings.Cut(key, "/")
 	if !ok || ns == "" || name == "" {
 		return nil, fmt.Errorf("--cluster: want NAMESPACE/NAME, got %q", key)
 	}
-	cfg, err := kube.RESTConfig(kubeconfig)
+	cfg, err := kube.RESTConfig(f.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +68,48 @@ func planInputFromCluster(key, kubeconfig string) (*plan.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return activities.New(kc, nil).PlanInput(context.Background(), activities.ClusterRef{Namespace: ns, Name: name})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	in, err := activities.New(kc, nil).PlanInput(ctx, activities.ClusterRef{Namespace: ns, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := workflowLedger(ctx, f, ns, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "# planned from the Cluster alone, as if every lifecycle hook let every move through: %v\n", err)
+		return in, nil
+	}
+	in.Ledger = ledger
+	return in, nil
+}
+
+// workflowLedger is the hook ledger of a Cluster's workflow, or of the upgrade it waits for.
+func workflowLedger(ctx context.Context, f *setup.Flags, ns, name string) (*upgrade.Ledger, error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	co, err := temporalx.Options{Address: f.TemporalAddress, Namespace: f.TemporalNamespace}.ClientOptions(log)
+	if err != nil {
+		return nil, err
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tc, err := temporalx.DialOptions(dialCtx, co, log)
+	if err != nil {
+		return nil, fmt.Errorf("Temporal at %s: %w", co.HostPort, err)
+	}
+	defer tc.Close()
+	st, err := clusterstatus.QueryState(ctx, tc, workflows.WorkflowID(ns, name))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", workflows.WorkflowID(ns, name), err)
+	}
+	if st.Upgrade != nil {
+		if up, err := clusterstatus.QueryState(ctx, tc, st.Upgrade.Workflow); err == nil && up.Ledger != nil {
+			return up.Ledger, nil
+		}
+	}
+	if st.Ledger == nil {
+		return nil, fmt.Errorf("workflow %s: no hook ledger in its state", workflows.WorkflowID(ns, name))
+	}
+	return st.Ledger, nil
 }
 
 // explain lists every field error of an invalid input on its own line.

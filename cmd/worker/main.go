@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
+	"github.com/spf13/cobra"
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
@@ -20,26 +21,46 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := newCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	var f setup.Flags
-	f.Register(flag.CommandLine)
-	taskQueue := flag.String("task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
-	var wh webhookFlags
-	wh.register(flag.CommandLine)
-	var conc workflows.Concurrency
-	flag.IntVar(&conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
-	flag.IntVar(&conc.Steps, "max-concurrent-steps", workflows.DefaultConcurrentSteps, "pass steps (reads, decisions and applies, run as local activities) this worker runs at once; each holds the objects it read until its requests are sent")
-	flag.IntVar(&conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
-	clusterController := flag.String("cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
-	readCache := flag.Bool("read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")
-	flag.Parse()
-	p, err := f.Start(nil)
+// options are the worker's flags.
+type options struct {
+	f                 setup.Flags
+	wh                webhookFlags
+	conc              workflows.Concurrency
+	taskQueue         string
+	clusterController string
+	readCache         bool
+}
+
+func newCmd() *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "topoflow's worker: hosts the Cluster workflows and their activities, and serves the admission and conversion webhooks",
+		Args:  cobra.NoArgs, SilenceUsage: true, SilenceErrors: true,
+		RunE: func(*cobra.Command, []string) error { return run(&o) },
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	o.f.Register(fs)
+	o.wh.register(fs)
+	cmd.Flags().AddGoFlagSet(fs)
+	fl := cmd.Flags()
+	fl.StringVar(&o.taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue")
+	fl.IntVar(&o.conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
+	fl.IntVar(&o.conc.Steps, "max-concurrent-steps", workflows.DefaultConcurrentSteps, "pass steps (reads, decisions and applies, run as local activities) this worker runs at once; each holds the objects it read until its requests are sent")
+	fl.IntVar(&o.conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
+	fl.StringVar(&o.clusterController, "cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
+	fl.BoolVar(&o.readCache, "read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")
+	return cmd
+}
+
+func run(o *options) error {
+	p, err := o.f.Start(nil)
 	if err != nil {
 		return err
 	}
@@ -49,14 +70,14 @@ func run() error {
 		return err
 	}
 
-	w := worker.New(conn.Temporal, *taskQueue, workflows.WorkerOptionsWith(conc))
+	w := worker.New(conn.Temporal, o.taskQueue, workflows.WorkerOptionsWith(o.conc))
 	acts := activities.New(conn.Kube, slog.New(temporalx.ActivityAttrs(log.Handler())))
 	acts.Temporal = conn.Temporal
-	if acts.ClusterController, err = clusterControllerRole(ctx, *clusterController, conn.Kube); err != nil {
+	if acts.ClusterController, err = clusterControllerRole(ctx, o.clusterController, conn.Kube); err != nil {
 		return err
 	}
 	log.Info("roles", "topology", true, "clusterController", acts.ClusterController)
-	if *readCache {
+	if o.readCache {
 		conn.Kube.UseCache(ctx, log, activities.FieldManagers()...)
 	}
 	events, stopEvents, err := activities.NewEventRecorder(conn.Kube.Config)
@@ -66,16 +87,16 @@ func run() error {
 	defer stopEvents()
 	acts.Events = events
 	workflows.Register(w, acts)
-	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", *taskQueue, "apiServer", conn.Kube.Config.Host)
+	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", o.taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting worker: %w", err)
 	}
 	defer w.Stop()
 	go migrateStorage(ctx, conn.Kube, log, 15*time.Second)
-	if wh.addr != "" {
+	if o.wh.addr != "" {
 		// The webhooks run as long as the worker; if they cannot serve, the worker stops too, so
 		// its supervisor restarts it rather than leaving admission (failurePolicy Fail) broken.
-		return wh.serve(ctx, conn.Kube, acts, log)
+		return o.wh.serve(ctx, conn.Kube, acts, log)
 	}
 	<-ctx.Done()
 	return nil

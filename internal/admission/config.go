@@ -31,33 +31,9 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 	none := admissionregv1.SideEffectClassNone
 	equivalent := admissionregv1.Equivalent
 	timeout := int32(10)
-	at := func(path string) admissionregv1.WebhookClientConfig {
-		cc := *base.DeepCopy()
-		switch {
-		case cc.URL != nil:
-			u := *cc.URL + path
-			cc.URL = &u
-		case cc.Service != nil:
-			cc.Service.Path = &path
-		}
-		return cc
-	}
-	rule := func(resource string, ops ...admissionregv1.OperationType) []admissionregv1.RuleWithOperations {
-		group, version := "cluster.x-k8s.io", "v1beta1"
-		if resource == "extensionconfigs" {
-			group, version = "runtime.cluster.x-k8s.io", "v1alpha1"
-		}
-		return []admissionregv1.RuleWithOperations{{Operations: ops, Rule: admissionregv1.Rule{
-			APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}}}}
-	}
-	// ExtensionConfigs are cluster-scoped: a namespace selector does not limit which the API
-	// server sends, so a registration limited to some namespaces takes only ExtensionConfigs
-	// labelled like them (the integration tests' registrations, one per test namespace).
+	at := func(path string) admissionregv1.WebhookClientConfig { return clientConfigAt(base, path) }
 	selects := func(resource string) (namespaces, objects *metav1.LabelSelector) {
-		if resource == "extensionconfigs" {
-			return nil, nsSelector
-		}
-		return nsSelector, nil
+		return selectorsFor(resource, nsSelector)
 	}
 	create, update, del := admissionregv1.Create, admissionregv1.Update, admissionregv1.Delete
 	m := &admissionregv1.MutatingWebhookConfiguration{
@@ -71,7 +47,7 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 	} {
 		ns, obj := selects(w.resource)
 		m.Webhooks = append(m.Webhooks, admissionregv1.MutatingWebhook{
-			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, create, update),
+			Name: w.name, ClientConfig: at(w.path), Rules: rulesFor(w.resource, create, update),
 			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
 			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns, ObjectSelector: obj,
 		})
@@ -90,7 +66,7 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 	} {
 		ns, obj := selects(w.resource)
 		v.Webhooks = append(v.Webhooks, admissionregv1.ValidatingWebhook{
-			Name: w.name, ClientConfig: at(w.path), Rules: rule(w.resource, w.ops...),
+			Name: w.name, ClientConfig: at(w.path), Rules: rulesFor(w.resource, w.ops...),
 			FailurePolicy: &fail, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeout,
 			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns, ObjectSelector: obj,
 		})
@@ -107,6 +83,41 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 		AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
 	})
 	return m, v
+}
+
+// clientConfigAt is the webhooks' client config with the path of one webhook.
+func clientConfigAt(base admissionregv1.WebhookClientConfig, path string) admissionregv1.WebhookClientConfig {
+	cc := *base.DeepCopy()
+	switch {
+	case cc.URL != nil:
+		u := *cc.URL + path
+		cc.URL = &u
+	case cc.Service != nil:
+		cc.Service.Path = &path
+	}
+	return cc
+}
+
+// rulesFor is the rule of a webhook for one resource of Cluster API (ExtensionConfigs in the
+// runtime group, the rest in the core group).
+func rulesFor(resource string, ops ...admissionregv1.OperationType) []admissionregv1.RuleWithOperations {
+	group, version := "cluster.x-k8s.io", "v1beta1"
+	if resource == "extensionconfigs" {
+		group, version = "runtime.cluster.x-k8s.io", "v1alpha1"
+	}
+	return []admissionregv1.RuleWithOperations{{Operations: ops, Rule: admissionregv1.Rule{
+		APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}}}}
+}
+
+// selectorsFor limits a webhook to the namespaces selected. ExtensionConfigs are cluster-scoped: a
+// namespace selector does not limit which the API server sends, so a registration limited to some
+// namespaces takes only ExtensionConfigs labelled like them (the integration tests'
+// registrations, one per test namespace).
+func selectorsFor(resource string, nsSelector *metav1.LabelSelector) (namespaces, objects *metav1.LabelSelector) {
+	if resource == "extensionconfigs" {
+		return nil, nsSelector
+	}
+	return nsSelector, nil
 }
 
 // Register applies both configurations (server-side apply, field manager "topoflow").

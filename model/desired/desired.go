@@ -31,6 +31,7 @@ import (
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
 	"github.com/topoflow/topoflow/model/patches"
+	"github.com/topoflow/topoflow/model/pools"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
@@ -72,6 +73,13 @@ type Current struct {
 	// MachineDeployment bootstrap and infrastructure templates), keyed by RefKey. A template whose
 	// spec would change is rotated: it gets a new name and its parent's reference moves.
 	Templates map[string]*unstructured.Unstructured
+	// MachineHealthChecks are the Cluster's topology-owned health checks.
+	MachineHealthChecks []*clusterv1.MachineHealthCheck
+	// PoolTemplates are the Cluster's MachineDeployment templates found by their labels
+	// (cluster-name and deployment-name), so that one an earlier pass kept is found again;
+	// MachineSets are the Cluster's MachineSets, whose machines may still need a template.
+	PoolTemplates []*unstructured.Unstructured
+	MachineSets   []*unstructured.Unstructured
 }
 
 // State is the desired topology of one Cluster.
@@ -171,23 +179,16 @@ func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 	if class.Spec.ControlPlane.MachineInfrastructure != nil {
 		add(class.Spec.ControlPlane.MachineInfrastructure.Ref, "spec.controlPlane.machineInfrastructure.ref")
 	}
-	for _, md := range class.Spec.Workers.MachineDeployments {
-		add(md.Template.Bootstrap.Ref, mdClassField(md.Class)+".template.bootstrap.ref")
-		add(md.Template.Infrastructure.Ref, mdClassField(md.Class)+".template.infrastructure.ref")
-	}
-	for _, mp := range class.Spec.Workers.MachinePools {
-		add(mp.Template.Bootstrap.Ref, mpClassField(mp.Class)+".template.bootstrap.ref")
-		add(mp.Template.Infrastructure.Ref, mpClassField(mp.Class)+".template.infrastructure.ref")
+	for _, pc := range pools.Classes(class) {
+		add(pc.Bootstrap, classField(pc)+".template.bootstrap.ref")
+		add(pc.Infrastructure, classField(pc)+".template.infrastructure.ref")
 	}
 	return out
 }
 
-func mdClassField(class string) string {
-	return fmt.Sprintf("spec.workers.machineDeployments[class=%s]", class)
-}
-
-func mpClassField(class string) string {
-	return fmt.Sprintf("spec.workers.machinePools[class=%s]", class)
+// classField is the field path of a pool class, for errors.
+func classField(pc pools.Class) string {
+	return fmt.Sprintf("spec.workers.%s[class=%s]", pools.Field(pc.MachinePool), pc.Name)
 }
 
 // MissingTemplateError says a template the class references was not found.
@@ -373,31 +374,58 @@ func (c *computer) version(override string) string {
 
 // plan names every object, computes builtins and registers the templates to patch.
 func (c *computer) plan() error {
-	var err error
-	cb := c.clusterBuiltins()
-	c.cb = cb
-
-	if inf := c.class.Spec.Infrastructure; inf != nil && inf.Ref != nil {
-		c.infra = &slot{}
-		if c.infra.template, err = c.template(inf.Ref, "spec.infrastructure.ref"); err != nil {
-			return err
+	c.cb = c.clusterBuiltins()
+	if err := c.planInfrastructure(); err != nil {
+		return err
+	}
+	if err := c.planControlPlane(); err != nil {
+		return err
+	}
+	if w := c.topo.Workers; w != nil {
+		for i := range w.MachineDeployments {
+			if err := c.planMachineDeployment(&w.MachineDeployments[i], i, c.cb); err != nil {
+				return err
+			}
 		}
-		if ref := c.cluster.Spec.InfrastructureRef; ref != nil {
-			c.infra.name = ref.Name
-		} else if c.infra.name, err = names.FromTemplate(strategy(c.class.Spec.InfrastructureNamingStrategy), names.DefaultInfraClusterTemplate,
-			names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
-			return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
-		}
-		c.infra.meta = objectMeta(c.infra.template, c.baseLabels(), nil)
-		if err := c.addTarget(patches.InfrastructureCluster, "", c.infra, c.clusterHolder("spec.infrastructureRef"), nil, map[string]any{"cluster": cb}); err != nil {
-			return err
+		for i := range w.MachinePools {
+			if err := c.planMachinePool(&w.MachinePools[i], i, c.cb); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
 
+// planInfrastructure names the infrastructure cluster (the one the Cluster points at, else from
+// the class's naming strategy) and registers its template; a class without one has none.
+func (c *computer) planInfrastructure() error {
+	inf := c.class.Spec.Infrastructure
+	if inf == nil || inf.Ref == nil {
+		return nil
+	}
+	var err error
+	c.infra = &slot{}
+	if c.infra.template, err = c.template(inf.Ref, "spec.infrastructure.ref"); err != nil {
+		return err
+	}
+	if ref := c.cluster.Spec.InfrastructureRef; ref != nil {
+		c.infra.name = ref.Name
+	} else if c.infra.name, err = names.FromTemplate(strategy(c.class.Spec.InfrastructureNamingStrategy), names.DefaultInfraClusterTemplate,
+		names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
+		return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
+	}
+	c.infra.meta = objectMeta(c.infra.template, c.baseLabels(), nil)
+	return c.addTarget(patches.InfrastructureCluster, "", c.infra, c.clusterHolder("spec.infrastructureRef"), nil, map[string]any{"cluster": c.cb})
+}
+
+// planControlPlane names the control plane and its machine template and registers both templates
+// with the control plane's builtins.
+func (c *computer) planControlPlane() error {
 	cpClass := c.class.Spec.ControlPlane
 	if cpClass.Ref == nil {
 		return fmt.Errorf("ClusterClass %s: spec.controlPlane.ref is required", c.classID())
 	}
+	var err error
 	c.cp = &slot{}
 	if c.cp.template, err = c.template(cpClass.Ref, "spec.controlPlane.ref"); err != nil {
 		return err
@@ -413,25 +441,8 @@ func (c *computer) plan() error {
 			return fmt.Errorf("ClusterClass %s: spec.controlPlane.namingStrategy.template: %w", c.classID(), err)
 		}
 	}
-	if mi := cpClass.MachineInfrastructure; mi != nil && mi.Ref != nil {
-		c.cpInfra = &slot{}
-		if c.cpInfra.template, err = c.template(mi.Ref, "spec.controlPlane.machineInfrastructure.ref"); err != nil {
-			return err
-		}
-		if cur := c.in.Current.ControlPlane; cur != nil {
-			ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
-			if err != nil {
-				return err
-			}
-			if ref != nil {
-				c.cpInfra.name = ref.Name
-			}
-		}
-		if c.cpInfra.name == "" {
-			// Cluster API's names package (v1.5 on) prefixes the control plane machine template with
-			// "<cluster>-"; older releases used "<cluster>-control-plane-".
-			c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-", c.in.Names.For("controlPlane/infrastructure"))
-		}
+	if err := c.planControlPlaneInfrastructure(); err != nil {
+		return err
 	}
 	cpMeta := c.controlPlaneMeta()
 	c.cp.meta = objectMeta(c.cp.template, cpMeta.Labels, cpMeta.Annotations)
@@ -453,29 +464,43 @@ func (c *computer) plan() error {
 	if v := c.topo.ControlPlane.Variables; v != nil {
 		cpOverrides = v.Overrides
 	}
-	builtins := map[string]any{"cluster": cb, "controlPlane": cpBuiltin}
+	builtins := map[string]any{"cluster": c.cb, "controlPlane": cpBuiltin}
 	if err := c.addTarget(patches.ControlPlane, "", c.cp, c.clusterHolder("spec.controlPlaneRef"), cpOverrides, builtins); err != nil {
 		return err
 	}
-	if c.cpInfra != nil {
-		holder := hooksv1.HolderReference{APIVersion: c.cp.template.GetAPIVersion(), Kind: strings.TrimSuffix(c.cp.template.GetKind(), "Template"),
-			Name: c.cp.name, FieldPath: strings.Join(contract.ControlPlaneInfrastructureRef, ".")}
-		if err := c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, holder, cpOverrides, builtins); err != nil {
+	if c.cpInfra == nil {
+		return nil
+	}
+	holder := hooksv1.HolderReference{APIVersion: c.cp.template.GetAPIVersion(), Kind: strings.TrimSuffix(c.cp.template.GetKind(), "Template"),
+		Name: c.cp.name, FieldPath: strings.Join(contract.ControlPlaneInfrastructureRef, ".")}
+	return c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, holder, cpOverrides, builtins)
+}
+
+// planControlPlaneInfrastructure names the control plane's machine template: the current one's
+// name, else a new one (a class without machine infrastructure has none).
+func (c *computer) planControlPlaneInfrastructure() error {
+	mi := c.class.Spec.ControlPlane.MachineInfrastructure
+	if mi == nil || mi.Ref == nil {
+		return nil
+	}
+	var err error
+	c.cpInfra = &slot{}
+	if c.cpInfra.template, err = c.template(mi.Ref, "spec.controlPlane.machineInfrastructure.ref"); err != nil {
+		return err
+	}
+	if cur := c.in.Current.ControlPlane; cur != nil {
+		ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
+		if err != nil {
 			return err
 		}
+		if ref != nil {
+			c.cpInfra.name = ref.Name
+		}
 	}
-
-	if w := c.topo.Workers; w != nil {
-		for i := range w.MachineDeployments {
-			if err := c.planMachineDeployment(&w.MachineDeployments[i], i, cb); err != nil {
-				return err
-			}
-		}
-		for i := range w.MachinePools {
-			if err := c.planMachinePool(&w.MachinePools[i], i, cb); err != nil {
-				return err
-			}
-		}
+	if c.cpInfra.name == "" {
+		// Cluster API's names package (v1.5 on) prefixes the control plane machine template with
+		// "<cluster>-"; older releases used "<cluster>-control-plane-".
+		c.cpInfra.name = names.WithRandomSuffix(c.cluster.Name+"-", c.in.Names.For("controlPlane/infrastructure"))
 	}
 	return nil
 }
@@ -583,35 +608,49 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 	return name, bootstrap, infra, nil
 }
 
-func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
-	mdClass := c.class.MachineDeploymentClass(topo.Class)
-	if mdClass == nil {
-		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machineDeployments[%d].class: MachineDeploymentClass %q is not defined in ClusterClass %s",
-			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
+// poolOf is what planPool needs of a pool of either kind: the same rules for both.
+func (c *computer) poolOf(t pools.Topology) (pool, error) {
+	pc := t.ClassIn(c.class)
+	if pc == nil {
+		kind := pools.Kind(t.MachinePool)
+		return pool{}, fmt.Errorf("Cluster %s/%s: spec.topology.workers.%s[%d].class: %sClass %q is not defined in ClusterClass %s",
+			c.cluster.Namespace, c.cluster.Name, pools.Field(t.MachinePool), t.Index, kind, t.Class, c.classID())
 	}
-	s := &mdSlots{topo: topo, class: mdClass, current: c.in.Current.MachineDeployments[topo.Name]}
-	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
 	p := pool{
-		kind: "machineDeployment", holderKind: "MachineDeployment", topologyName: topo.Name, class: topo.Class, classField: mdClassField(mdClass.Class),
-		bootstrapRef: mdClass.Template.Bootstrap.Ref, infraRef: mdClass.Template.Infrastructure.Ref,
-		defaultName: names.DefaultMachineDeploymentTemplate,
-		namesInput:  names.Input{ClusterName: c.cluster.Name, MachineDeploymentTopologyName: topo.Name},
-		metadata:    c.poolObjectMeta(mdClass.Template.Metadata, topo.Metadata, labels.MachineDeploymentName, topo.Name), replicas: topo.Replicas,
-		roles: [2]patches.Role{patches.MachineDeploymentBootstrap, patches.MachineDeploymentInfrastructure},
+		holderKind: pools.Kind(t.MachinePool), topologyName: t.Name, class: t.Class, classField: classField(*pc),
+		bootstrapRef: pc.Bootstrap, infraRef: pc.Infrastructure, namingTemplate: pc.NamingTemplate,
+		namesInput: pools.NamesInput(t.MachinePool, c.cluster.Name, t.Name),
+		metadata:   c.poolObjectMeta(pc.Metadata, t.Metadata, pools.NameLabel(t.MachinePool), t.Name), replicas: t.Replicas,
+		variables: t.Overrides,
 	}
-	if ns := mdClass.NamingStrategy; ns != nil {
-		p.namingTemplate = ns.Template
+	if t.MachinePool {
+		p.kind, p.defaultName = "machinePool", names.DefaultMachinePoolTemplate
+		p.roles = [2]patches.Role{patches.MachinePoolBootstrap, patches.MachinePoolInfrastructure}
+	} else {
+		p.kind, p.defaultName = "machineDeployment", names.DefaultMachineDeploymentTemplate
+		p.roles = [2]patches.Role{patches.MachineDeploymentBootstrap, patches.MachineDeploymentInfrastructure}
 	}
-	if topo.Variables != nil {
-		p.variables = topo.Variables.Overrides
+	return p, nil
+}
+
+// withCurrent keeps the names of the pool's current object and templates.
+func (p *pool) withCurrent(name string, spec *clusterv1.MachineSpec) {
+	p.currentName, p.currentInfra = name, spec.InfrastructureRef.Name
+	if ref := spec.Bootstrap.ConfigRef; ref != nil {
+		p.currentBootstrap = ref.Name
 	}
+}
+
+func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
+	p, err := c.poolOf(pools.Topologies(c.topo)[index])
+	if err != nil {
+		return err
+	}
+	s := &mdSlots{topo: topo, class: c.class.MachineDeploymentClass(topo.Class), current: c.in.Current.MachineDeployments[topo.Name]}
+	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
 	if cur := s.current; cur != nil {
-		p.currentName, p.currentInfra = cur.Name, cur.Spec.Template.Spec.InfrastructureRef.Name
-		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-			p.currentBootstrap = ref.Name
-		}
+		p.withCurrent(cur.Name, &cur.Spec.Template.Spec)
 	}
-	var err error
 	if s.name, s.bootstrap, s.infra, err = c.planPool(p, s.version, cb); err != nil {
 		return err
 	}
@@ -620,37 +659,20 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 }
 
 func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index int, cb map[string]any) error {
-	mpClass := c.class.MachinePoolClass(topo.Class)
-	if mpClass == nil {
-		return fmt.Errorf("Cluster %s/%s: spec.topology.workers.machinePools[%d].class: MachinePoolClass %q is not defined in ClusterClass %s",
-			c.cluster.Namespace, c.cluster.Name, index, topo.Class, c.classID())
+	p, err := c.poolOf(pools.Topologies(c.topo)[len(c.topo.Workers.MachineDeployments)+index])
+	if err != nil {
+		return err
 	}
-	s := &mpSlots{topo: topo, class: mpClass, current: c.in.Current.MachinePools[topo.Name]}
+	s := &mpSlots{topo: topo, class: c.class.MachinePoolClass(topo.Class), current: c.in.Current.MachinePools[topo.Name]}
 	s.version = c.version(c.in.Versions.MachinePools[topo.Name])
-	p := pool{
-		kind: "machinePool", holderKind: "MachinePool", topologyName: topo.Name, class: topo.Class, classField: mpClassField(mpClass.Class),
-		bootstrapRef: mpClass.Template.Bootstrap.Ref, infraRef: mpClass.Template.Infrastructure.Ref,
-		defaultName: names.DefaultMachinePoolTemplate,
-		namesInput:  names.Input{ClusterName: c.cluster.Name, MachinePoolTopologyName: topo.Name},
-		metadata:    c.poolObjectMeta(mpClass.Template.Metadata, topo.Metadata, labels.MachinePoolName, topo.Name), replicas: topo.Replicas,
-		roles: [2]patches.Role{patches.MachinePoolBootstrap, patches.MachinePoolInfrastructure},
-	}
-	if ns := mpClass.NamingStrategy; ns != nil {
-		p.namingTemplate = ns.Template
-	}
-	if topo.Variables != nil {
-		p.variables = topo.Variables.Overrides
-	}
 	if cur := s.current; cur != nil {
-		p.currentName, p.currentInfra = cur.Name, cur.Spec.Template.Spec.InfrastructureRef.Name
-		if ref := cur.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-			p.currentBootstrap = ref.Name
-		}
+		p.withCurrent(cur.Name, &cur.Spec.Template.Spec)
 	}
-	var err error
 	if s.name, s.bootstrap, s.infra, err = c.planPool(p, s.version, cb); err != nil {
 		return err
 	}
+	// A MachinePool's bootstrap config and infrastructure pool are objects of their own, labelled
+	// with the pool (a MachineDeployment's are templates, labelled when its objects are built).
 	mpLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachinePoolName: topo.Name})
 	s.bootstrap.meta = objectMeta(s.bootstrap.template, mpLabels, nil)
 	s.infra.meta = objectMeta(s.infra.template, mpLabels, nil)

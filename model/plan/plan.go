@@ -7,7 +7,6 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -78,45 +77,24 @@ type Input struct {
 	// stored Cluster passes the Cluster itself; a plan file with current objects passes what
 	// runs (the control plane's version stands in for the old spec.topology.version).
 	Old *clusterv1.Cluster
+	// Ledger is what the Cluster's lifecycle hooks answered (its workflow's state query); nil
+	// plans as if every hook let every move through.
+	Ledger *upgrade.Ledger
 }
+
+// PlannedShimUID stands in the plan for the uid of the cluster shim Secret the apply creates
+// before the infrastructure cluster and the control plane (desired.Shim).
+const PlannedShimUID = "planned-shim-uid"
 
 // FromObjects sorts the documents of a plan file: exactly one ClusterClass, exactly one Cluster,
 // the templates the class references, and any current objects of the Cluster (objects labelled
 // cluster.x-k8s.io/cluster-name with the Cluster's name). Errors name every problem found.
 func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error) {
+	class, cluster, rest, err := classAndCluster(objs)
+	if err != nil {
+		return nil, err
+	}
 	var problems []string
-	var classes, clusters []*unstructured.Unstructured
-	rest := []*unstructured.Unstructured{}
-	for _, o := range objs {
-		switch {
-		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "ClusterClass":
-			classes = append(classes, o)
-		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "Cluster":
-			clusters = append(clusters, o)
-		default:
-			rest = append(rest, o)
-		}
-	}
-	if len(classes) != 1 {
-		problems = append(problems, fmt.Sprintf("want exactly one ClusterClass, found %d", len(classes)))
-	}
-	if len(clusters) != 1 {
-		problems = append(problems, fmt.Sprintf("want exactly one Cluster, found %d", len(clusters)))
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
-	}
-	class := &clusterv1.ClusterClass{}
-	if err := decode.FromUnstructured(classes[0], class); err != nil {
-		problems = append(problems, err.Error())
-	}
-	cluster := &clusterv1.Cluster{}
-	if err := decode.FromUnstructured(clusters[0], cluster); err != nil {
-		problems = append(problems, err.Error())
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
-	}
 	defaultNamespace(class, cluster)
 	if err := validation.DefaultCluster(cluster); err != nil {
 		return nil, fmt.Errorf("plan input: %w", err)
@@ -173,6 +151,45 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 	return in, nil
 }
 
+// classAndCluster takes the one ClusterClass and the one Cluster from a plan file's documents,
+// decoded; rest are the other documents.
+func classAndCluster(objs []*unstructured.Unstructured) (*clusterv1.ClusterClass, *clusterv1.Cluster, []*unstructured.Unstructured, error) {
+	var problems []string
+	var classes, clusters []*unstructured.Unstructured
+	rest := []*unstructured.Unstructured{}
+	for _, o := range objs {
+		switch {
+		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "ClusterClass":
+			classes = append(classes, o)
+		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "Cluster":
+			clusters = append(clusters, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	if len(classes) != 1 {
+		problems = append(problems, fmt.Sprintf("want exactly one ClusterClass, found %d", len(classes)))
+	}
+	if len(clusters) != 1 {
+		problems = append(problems, fmt.Sprintf("want exactly one Cluster, found %d", len(clusters)))
+	}
+	if len(problems) > 0 {
+		return nil, nil, nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	class := &clusterv1.ClusterClass{}
+	if err := decode.FromUnstructured(classes[0], class); err != nil {
+		problems = append(problems, err.Error())
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := decode.FromUnstructured(clusters[0], cluster); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return nil, nil, nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	return class, cluster, rest, nil
+}
+
 // defaultNamespace puts objects without a namespace in "default", as kubectl would.
 func defaultNamespace(class *clusterv1.ClusterClass, cluster *clusterv1.Cluster) {
 	if class.Namespace == "" {
@@ -201,14 +218,63 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = mp
 	case cluster.Spec.ControlPlaneRef != nil && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
 		in.Desired.Current.ControlPlane = o
+	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineHealthCheck":
+		mhc := &clusterv1.MachineHealthCheck{}
+		if err := decode.FromUnstructured(o, mhc); err != nil {
+			return err
+		}
+		in.Desired.Current.MachineHealthChecks = append(in.Desired.Current.MachineHealthChecks, mhc)
+	case o.GetKind() == "MachineSet":
+		in.Desired.Current.MachineSets = append(in.Desired.Current.MachineSets, o)
 	case strings.HasSuffix(o.GetKind(), "Template"):
 		in.Desired.Current.Templates[key] = o
+		if _, ok := o.GetLabels()[labels.MachineDeploymentName]; ok {
+			in.Desired.Current.PoolTemplates = append(in.Desired.Current.PoolTemplates, o)
+		}
 	}
 	return nil
 }
 
 // Compute validates the class and the Cluster, then plans the Cluster.
 func Compute(in *Input) (*Result, error) {
+	if err := validate(in); err != nil {
+		return nil, err
+	}
+	// The same decision the apply activity makes, with the hook ledger of the Cluster's workflow
+	// (nil: as if the upgrade hooks allowed every move).
+	dec, err := topology.Decide(topology.Input{Desired: in.Desired, Ledger: in.Ledger})
+	if err != nil {
+		return nil, err
+	}
+	state := dec.State
+	if state.ShimNeeded {
+		// The apply creates the shim Secret first and makes it an owner of what it creates.
+		state.AddShimOwner(desired.ShimOwner(in.Desired.Cluster, PlannedShimUID))
+	}
+	objs, err := state.AllObjects()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Objects: objs, Variables: state.Variables}
+	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
+		return res, nil
+	}
+	res.Changes = changes(in, dec, objs)
+	// Deletions are the decision's: what the apply deletes (Cluster API's topology controller
+	// deletes only objects of the kinds it writes, and a pool's old template only once no
+	// MachineSet uses it).
+	var deletes []Change
+	for _, r := range dec.Deletes.All() {
+		deletes = append(deletes, Change{Kind: r.Kind, Name: r.Name, Action: Delete})
+	}
+	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Kind+deletes[i].Name < deletes[j].Kind+deletes[j].Name })
+	res.Changes = append(res.Changes, deletes...)
+	return res, nil
+}
+
+// validate applies the webhooks' rules to the class and the Cluster, and the version rules against
+// what runs.
+func validate(in *Input) error {
 	c := in.Desired.Cluster
 	errs := validation.ClusterClass(in.Desired.Class, nil, nil)
 	errs = append(errs, validation.Cluster(c, in.Old, in.Desired.Class, nil)...)
@@ -216,25 +282,19 @@ func Compute(in *Input) (*Result, error) {
 		cur := in.Desired.Current
 		running, err := upgrade.InputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		errs = append(errs, validation.VersionAgainstRunning(c, in.Old, running)...)
 	}
 	if len(errs) > 0 {
-		return nil, &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
+		return &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
 	}
-	// The same decision the apply activity makes, as if the upgrade hooks allowed every move.
-	dec, err := topology.Decide(topology.Input{Desired: in.Desired})
-	if err != nil {
-		return nil, err
-	}
-	state := dec.State
-	objs, err := state.AllObjects()
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Objects: objs, Variables: state.Variables}
-	pending := state.PendingObjects()
+	return nil
+}
+
+// changes says what applying does to each desired object, annotating it with its action.
+func changes(in *Input, dec *topology.Decision, objs []*unstructured.Unstructured) []Change {
+	pending := dec.State.PendingObjects()
 	poolState := map[string]string{}
 	for _, name := range dec.Result.Deferred {
 		poolState[name] = "deferred"
@@ -252,9 +312,6 @@ func Compute(in *Input) (*Result, error) {
 		}
 		return why
 	}
-	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
-		return res, nil
-	}
 	current := map[string]*unstructured.Unstructured{}
 	for _, c := range in.Current {
 		current[c.GetKind()+"/"+c.GetName()] = c
@@ -263,12 +320,11 @@ func Compute(in *Input) (*Result, error) {
 	if u, err := desired.ToIntent(in.Desired.Cluster); err == nil {
 		current["Cluster/"+u.GetName()] = u
 	}
-	seen := map[string]bool{}
 	// Templates rotated away from: a desired template of the same role replaces them.
 	replaced := rotations(in.Desired.Current.Templates, objs)
+	var out []Change
 	for _, o := range objs {
 		key := o.GetKind() + "/" + o.GetName()
-		seen[key] = true
 		ch := Change{Kind: o.GetKind(), Name: o.GetName()}
 		cur, ok := current[key]
 		switch {
@@ -286,34 +342,10 @@ func Compute(in *Input) (*Result, error) {
 		default:
 			ch.Action, ch.Diff = Update, diff(cur, o)
 		}
-		res.Changes = append(res.Changes, ch)
+		out = append(out, ch)
 		annotate(o, ch.Action)
 	}
-	// Deletions are only what the topology controller deletes: objects of the kinds it writes
-	// (not Machines, MachineSets or anything else carrying its labels), and a pool's old template
-	// only once no MachineSet uses it.
-	writes := map[string]bool{"MachineDeployment": true, "MachinePool": true, "MachineHealthCheck": true}
-	for _, o := range objs {
-		writes[o.GetKind()] = true
-	}
-	usedBySets := map[string]bool{}
-	for _, c := range in.Current {
-		if c.GetKind() != "MachineSet" {
-			continue
-		}
-		for _, r := range contract.MachineTemplateRefs(c) {
-			usedBySets[r.Kind+"/"+r.Name] = true
-		}
-	}
-	var deletes []Change
-	for key, c := range current {
-		if !seen[key] && isTopologyObject(c) && writes[c.GetKind()] && !usedBySets[key] && !pendingKeeps(state, c) {
-			deletes = append(deletes, Change{Kind: c.GetKind(), Name: c.GetName(), Action: Delete})
-		}
-	}
-	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Kind+deletes[i].Name < deletes[j].Kind+deletes[j].Name })
-	res.Changes = append(res.Changes, deletes...)
-	return res, nil
+	return out
 }
 
 // rotations maps each desired template that replaces a current one (same kind and role labels,
@@ -340,17 +372,6 @@ func nameIn(name string, objs []*unstructured.Unstructured, kind string) bool {
 		}
 	}
 	return false
-}
-
-// pendingKeeps: a current template a waiting part still uses is not deleted.
-func pendingKeeps(state *desired.State, u *unstructured.Unstructured) bool {
-	key := desired.RefKey(&corev1.ObjectReference{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
-	return slices.Contains(state.Kept, key)
-}
-
-func isTopologyObject(u *unstructured.Unstructured) bool {
-	_, ok := u.GetLabels()[labels.TopologyOwned]
-	return ok
 }
 
 func annotate(o *unstructured.Unstructured, a Action) {

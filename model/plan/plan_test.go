@@ -53,6 +53,24 @@ func TestPlanFreshCluster(t *testing.T) {
 	}
 }
 
+// TestPlanShowsShimOwner: a new Cluster's infrastructure cluster and control plane are planned
+// with the owner reference to the cluster shim Secret the apply gives them
+// (reconcileClusterShim in Cluster API's topology controller), with a placeholder uid; nothing
+// else gets one.
+func TestPlanShowsShimOwner(t *testing.T) {
+	res, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	owned := map[string]string{}
+	for _, o := range res.Objects {
+		for _, ref := range o.GetOwnerReferences() {
+			if ref.Kind == "Secret" {
+				owned[o.GetKind()] = ref.Name + "@" + string(ref.UID)
+			}
+		}
+	}
+	assert.Equal(t, map[string]string{"SimCluster": "demo-shim@" + PlannedShimUID, "SimControlPlane": "demo-shim@" + PlannedShimUID}, owned)
+}
+
 func mustInput(t *testing.T, objs []*unstructured.Unstructured, seed uint64) *Input {
 	t.Helper()
 	in, err := FromObjects(objs, seed)

@@ -1,7 +1,7 @@
 // Package topology makes the one decision of a pass over a managed Cluster, from the loaded state
 // and the upgrade hooks' ledger: which version each part runs now (model/upgrade), which hook holds
-// the next move, the desired objects (model/desired), and which parts are not written this pass
-// because they wait for their version or must not be created yet. The apply activity and the plan
+// the next move, the desired objects (model/desired), which parts are not written this pass
+// because they wait for their version or must not be created yet, and what is deleted. The apply activity and the plan
 // call it, so a plan shows what the next apply does.
 package topology
 
@@ -18,8 +18,9 @@ type Input struct {
 	// Desired is the computation input (Cluster, class, templates, current objects); its Versions
 	// are set by Decide.
 	Desired desired.Input
-	// Gate is the upgrade hooks' ledger; nil when no hook holds anything (a plan, or no hooks).
-	Gate *upgrade.Gate
+	// Ledger is what the lifecycle hooks answered; nil holds nothing and owes nothing (a plan
+	// made without the Cluster's workflow).
+	Ledger *upgrade.Ledger
 	// Planner, when set, gives the plan of an upgrade that is due from the class's
 	// GenerateUpgradePlan extension (it is asked only then).
 	Planner func(upgrade.Input) (*upgrade.ExternalPlan, error)
@@ -35,6 +36,10 @@ type Decision struct {
 	Result  *upgrade.Result
 	// HeldBy names the hook holding version moves, and HeldVersion the version it is about.
 	HeldBy, HeldVersion string
+	// Owed is the upgrade hook the Cluster waits for now (upgrade.Ledger.Owed), nil for none.
+	Owed *upgrade.Due
+	// Deletes are what the pass deletes once the parts that replace them were applied.
+	Deletes Deletes
 }
 
 // Decide computes a pass. Errors are the computation's (they name the object and field).
@@ -55,7 +60,7 @@ func Decide(in Input) (*Decision, error) {
 		// Name the object and the field: the condition shows this message as it is.
 		return nil, fmt.Errorf("Cluster %s/%s: spec.topology.version %s: %w", d.Cluster.Namespace, d.Cluster.Name, ui.Target, err)
 	}
-	heldBy, heldVersion := in.Gate.Hold(ui, res)
+	heldBy, heldVersion := in.Ledger.Hold(ui, res)
 
 	d.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
 	for _, p := range ui.Pools {
@@ -70,7 +75,12 @@ func Decide(in Input) (*Decision, error) {
 		return nil, err
 	}
 	markPending(state, cur, ui, res, heldBy)
-	return &Decision{State: state, Upgrade: ui, Result: res, HeldBy: heldBy, HeldVersion: heldVersion}, nil
+	dels, err := deletes(cur, state, d.Cluster.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return &Decision{State: state, Upgrade: ui, Result: res, HeldBy: heldBy, HeldVersion: heldVersion,
+		Owed: in.Ledger.Owed(ui, res, heldBy, heldVersion), Deletes: dels}, nil
 }
 
 // markPending marks what Cluster API's topology controller does not write in this pass
@@ -118,4 +128,54 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 			mp.Pending = true
 		}
 	}
+}
+
+// Wait is what the worker pools of a pass wait for before they are applied.
+type Wait string
+
+const (
+	// WaitNone: the pools are applied.
+	WaitNone Wait = ""
+	// WaitInfrastructure: the infrastructure cluster is not ready yet.
+	WaitInfrastructure Wait = "Infrastructure"
+	// WaitControlPlane: the control plane is not initialized yet.
+	WaitControlPlane Wait = "ControlPlane"
+)
+
+// WorkersWaitFor says what the worker pools wait for: topoflow applies them once the
+// infrastructure is ready and the control plane initialized. (Cluster API v1.14 creates them in the
+// same reconcile as the control plane and lets the bootstrap provider hold the machines; adopting
+// that is the takeover issue's.)
+func WorkersWaitFor(infrastructureReady, controlPlaneInitialized bool) Wait {
+	switch {
+	case !infrastructureReady:
+		return WaitInfrastructure
+	case !controlPlaneInitialized:
+		return WaitControlPlane
+	}
+	return WaitNone
+}
+
+// PendingCreates are the topology names of the pools this decision does not create yet
+// (MachineDeployments, then MachinePools).
+func (d *Decision) PendingCreates() []string {
+	var out []string
+	for _, md := range d.State.MachineDeployments {
+		if md.PendingCreate {
+			out = append(out, md.TopologyName)
+		}
+	}
+	for _, mp := range d.State.MachinePools {
+		if mp.PendingCreate {
+			out = append(out, mp.TopologyName)
+		}
+	}
+	return out
+}
+
+// Stale says the decision held new pools back for a control plane that did not exist yet, while
+// the providers now report it initialized (a pass that created the control plane, and a fast
+// provider): the next pass decides again at once rather than waiting for an event.
+func (d *Decision) Stale(controlPlaneInitialized bool) bool {
+	return !d.Upgrade.ControlPlane.Exists && controlPlaneInitialized && len(d.PendingCreates()) > 0
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -62,6 +61,13 @@ func sampleWorld(t *testing.T) *world {
 		d.Current.MachineDeployments[md.TopologyName] = o
 		d.Current.Templates[keyOf(md.BootstrapTemplate)] = md.BootstrapTemplate
 		d.Current.Templates[keyOf(md.InfraTemplate)] = md.InfraTemplate
+		d.Current.PoolTemplates = append(d.Current.PoolTemplates, md.BootstrapTemplate, md.InfraTemplate)
+		if md.MachineHealthCheck != nil {
+			d.Current.MachineHealthChecks = append(d.Current.MachineHealthChecks, md.MachineHealthCheck)
+		}
+	}
+	if mhc := first.ControlPlaneMachineHealthCheck; mhc != nil {
+		d.Current.MachineHealthChecks = append(d.Current.MachineHealthChecks, mhc)
 	}
 	for _, mp := range first.MachinePools {
 		o := mp.Object.DeepCopy()
@@ -69,10 +75,6 @@ func sampleWorld(t *testing.T) *world {
 		d.Current.MachinePools[mp.TopologyName] = o
 	}
 	return &world{in: Input{Desired: d}}
-}
-
-func keyOf(u *unstructured.Unstructured) string {
-	return desired.RefKey(&corev1.ObjectReference{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
 }
 
 func kinds(objs []*unstructured.Unstructured) []string {
@@ -166,7 +168,7 @@ func TestPendingCreate_computeMachineDeploymentVersion(t *testing.T) {
 func TestControlPlanePending_reconcileControlPlane(t *testing.T) {
 	w := sampleWorld(t)
 	w.in.Desired.Cluster.Spec.Topology.Version = "v1.32.0"
-	w.in.Gate = &upgrade.Gate{}
+	w.in.Ledger = &upgrade.Ledger{}
 	dec := w.decide(t)
 	assert.Equal(t, "BeforeClusterUpgrade", dec.HeldBy)
 	assert.True(t, dec.State.ControlPlanePending)
@@ -186,4 +188,19 @@ func TestVersionErrorsNameObjectAndField(t *testing.T) {
 	_, err := Decide(w.in)
 	require.Error(t, err)
 	assert.Equal(t, "Cluster default/demo: spec.topology.version v1.30.0: v1.30.0 is older than v1.31.2, the version the control plane was told to run: downgrades are not supported", err.Error())
+}
+
+// TestStaleFirstPass: the pass that creates the control plane holds the new pools back (no
+// control plane yet); when the providers then report it initialized the decision is stale and
+// the next pass comes at once. Once the control plane exists a decision is never stale.
+func TestStaleFirstPass(t *testing.T) {
+	w := sampleWorld(t)
+	w.in.Desired.Current = desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{},
+		Templates: map[string]*unstructured.Unstructured{}}
+	w.in.Desired.Cluster.Spec.InfrastructureRef, w.in.Desired.Cluster.Spec.ControlPlaneRef = nil, nil
+	dec := w.decide(t)
+	assert.Equal(t, []string{"md-0", "md-1", "mp-0"}, dec.PendingCreates())
+	assert.True(t, dec.Stale(true))
+	assert.False(t, dec.Stale(false))
+	assert.False(t, sampleWorld(t).decide(t).Stale(true), "a settled Cluster")
 }

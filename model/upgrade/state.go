@@ -8,6 +8,7 @@ import (
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/pools"
 )
 
 // InputFrom reads a Cluster's upgrade state from the Cluster, its class and its current objects:
@@ -38,34 +39,24 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 	}
 	// defer-upgrade and hold-upgrade-sequence are read from the topology (and the class's pool
 	// metadata), the user's point of control; the object's own annotations may be stale while the
-	// pool is held back.
-	flags := func(classMeta, topoMeta clusterv1.ObjectMeta) (deferred, held bool) {
-		for _, m := range []map[string]string{classMeta.Annotations, topoMeta.Annotations} {
+	// pool is held back. What "rolling out" means differs by kind (mdPool, mpPool).
+	for _, t := range pools.Topologies(topo) {
+		var p Pool
+		if t.MachinePool {
+			p = mpPool(t.Name, mps[t.Name])
+		} else {
+			p = mdPool(t.Name, mds[t.Name])
+		}
+		var classMeta clusterv1.ObjectMeta
+		if c := t.ClassIn(class); c != nil {
+			classMeta = c.Metadata
+		}
+		for _, m := range []map[string]string{classMeta.Annotations, t.Metadata.Annotations} {
 			_, d := m[labels.DeferUpgrade]
 			_, h := m[labels.HoldUpgradeSequence]
-			deferred, held = deferred || d, held || h
+			p.Defer, p.Hold = p.Defer || d, p.Hold || h
 		}
-		return deferred, held
-	}
-	if w := topo.Workers; w != nil {
-		for _, md := range w.MachineDeployments {
-			p := mdPool(md.Name, mds[md.Name])
-			var classMeta clusterv1.ObjectMeta
-			if c := class.MachineDeploymentClass(md.Class); c != nil {
-				classMeta = c.Template.Metadata
-			}
-			p.Defer, p.Hold = flags(classMeta, md.Metadata)
-			in.Pools = append(in.Pools, p)
-		}
-		for _, mp := range w.MachinePools {
-			p := mpPool(mp.Name, mps[mp.Name])
-			var classMeta clusterv1.ObjectMeta
-			if c := class.MachinePoolClass(mp.Class); c != nil {
-				classMeta = c.Template.Metadata
-			}
-			p.Defer, p.Hold = flags(classMeta, mp.Metadata)
-			in.Pools = append(in.Pools, p)
-		}
+		in.Pools = append(in.Pools, p)
 	}
 	return in, nil
 }

@@ -145,114 +145,17 @@ func Compute(in Input) (*Result, error) {
 		}
 		return res, nil
 	}
-	concurrency := in.Concurrency
-	if concurrency < 1 {
-		concurrency = 1
+	c, err := newComputation(in, res)
+	if err != nil {
+		return nil, err
 	}
-	var steps []string
-	if in.External != nil {
-		if cp.SpecVersion != in.Target {
-			steps = in.External.ControlPlane
-		}
-	} else {
-		var err error
-		if steps, err = Plan(cp.SpecVersion, in.Target, in.KubernetesVersions); err != nil {
-			return nil, err
-		}
+	// 1. The pools follow the control plane, within the concurrency and their annotations.
+	if err := c.pools(); err != nil {
+		return nil, err
 	}
-	res.ControlPlaneSteps = steps
-	cpUpgrading := cp.StatusVersion != cp.SpecVersion || !cp.Stable
-	// reached is the version the whole control plane runs.
-	reached := cp.SpecVersion
-
-	// Workers follow the control plane: to the version it has reached, once it is the target or
-	// once the next control plane step would leave them too far behind.
-	var next *semver.Version
-	if len(steps) > 0 {
-		next, _ = parse(steps[0])
-	}
-	if _, err := parse(reached); err != nil {
-		return nil, fmt.Errorf("control plane version: %w", err)
-	}
-	chained := len(in.KubernetesVersions) > 0 || in.External != nil
-	// follows says whether a pool at pv must now take the version the control plane reached: at
-	// the target, at a step of the extension's worker plan, without a chain (one step at a time),
-	// or when the control plane's next step would leave the pool too far behind.
-	follows := func(pv *semver.Version) bool {
-		switch {
-		case reached == in.Target || !chained:
-			return true
-		case next != nil && minorGap(next, pv) > maxWorkerSkew:
-			return true
-		case in.External != nil:
-			return slices.Contains(in.External.Workers, reached)
-		}
-		return false
-	}
-	rollingOut := 0
-	for _, p := range in.Pools {
-		if p.Exists && p.RollingOut {
-			rollingOut++
-		}
-	}
-	held := map[bool]bool{} // by kind: a hold-upgrade-sequence seen earlier in the sequence
-	for _, p := range in.Pools {
-		if !p.Exists {
-			// A new pool starts at the version the control plane runs.
-			res.Pools[p.Key()] = reached
-			continue
-		}
-		res.Pools[p.Key()] = p.Version
-		if p.Version == reached {
-			if p.RollingOut {
-				res.Upgrading = append(res.Upgrading, p.Name)
-			}
-			continue
-		}
-		pv, err := parse(p.Version)
-		if err != nil {
-			return nil, fmt.Errorf("pool %s version: %w", p.Name, err)
-		}
-		mustMove := !cpUpgrading && follows(pv)
-		switch {
-		case !mustMove:
-			continue
-		case held[p.MachinePool] || p.Hold:
-			held[p.MachinePool] = true
-			res.Held = append(res.Held, p.Name)
-		case p.Defer:
-			res.Deferred = append(res.Deferred, p.Name)
-		case p.RollingOut:
-			// Busy with another change: it takes the version once that is done (no double rollout).
-			res.Pending = append(res.Pending, p.Name)
-		case rollingOut < concurrency:
-			res.Pools[p.Key()] = reached
-			res.Upgrading = append(res.Upgrading, p.Name)
-			rollingOut++
-		default:
-			res.Pending = append(res.Pending, p.Name)
-		}
-	}
-
-	// The control plane takes its next step when it is stable, no pool is rolling out, and no
-	// pool would be left behind: all of them at its version (one step at a time), or, in a
-	// chained upgrade, all within the supported skew of the next step.
-	res.ControlPlane = cp.SpecVersion
-	if next != nil {
-		switch {
-		case cpUpgrading:
-			res.Waiting = "control plane upgrading to " + cp.SpecVersion
-		case rollingOut > 0:
-			res.Waiting = "worker pools rolling out: " + strings.Join(res.Upgrading, ", ")
-		default:
-			behind := behindPools(in.Pools, reached, next, follows)
-			if len(behind) > 0 {
-				res.Waiting = "worker pools not yet at " + reached + ": " + strings.Join(behind, ", ")
-			} else {
-				res.ControlPlane = steps[0]
-			}
-		}
-	}
+	// 2. The control plane takes its next step once nothing holds it.
+	c.controlPlane()
+	// 3. Where the upgrade stands, and the workers' plan.
 	res.InProgress = res.ControlPlane != in.Target || cp.StatusVersion != in.Target
 	for _, p := range in.Pools {
 		if p.Exists && p.Version != in.Target {
@@ -268,10 +171,135 @@ func Compute(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.WorkerSteps, err = workerPlan(low, cp.SpecVersion, steps); err != nil {
+	if res.WorkerSteps, err = workerPlan(low, cp.SpecVersion, res.ControlPlaneSteps); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// computation is one Compute of an upgrade in progress.
+type computation struct {
+	in  Input
+	res *Result
+	// reached is the version the whole control plane runs; next its next step (nil: none).
+	reached string
+	next    *semver.Version
+	// cpUpgrading: the control plane is rolling out or not stable.
+	cpUpgrading bool
+	chained     bool
+	// rollingOut counts the pools rolling out, against the concurrency.
+	rollingOut, concurrency int
+}
+
+func newComputation(in Input, res *Result) (*computation, error) {
+	cp := in.ControlPlane
+	c := &computation{in: in, res: res, reached: cp.SpecVersion, concurrency: max(in.Concurrency, 1),
+		cpUpgrading: cp.StatusVersion != cp.SpecVersion || !cp.Stable, chained: len(in.KubernetesVersions) > 0 || in.External != nil}
+	var steps []string
+	if in.External != nil {
+		if cp.SpecVersion != in.Target {
+			steps = in.External.ControlPlane
+		}
+	} else {
+		var err error
+		if steps, err = Plan(cp.SpecVersion, in.Target, in.KubernetesVersions); err != nil {
+			return nil, err
+		}
+	}
+	res.ControlPlaneSteps = steps
+	if len(steps) > 0 {
+		c.next, _ = parse(steps[0])
+	}
+	if _, err := parse(c.reached); err != nil {
+		return nil, fmt.Errorf("control plane version: %w", err)
+	}
+	for _, p := range in.Pools {
+		if p.Exists && p.RollingOut {
+			c.rollingOut++
+		}
+	}
+	return c, nil
+}
+
+// follows says whether a pool at pv must now take the version the control plane reached: at the
+// target, at a step of the extension's worker plan, without a chain (one step at a time), or when
+// the control plane's next step would leave the pool too far behind.
+func (c *computation) follows(pv *semver.Version) bool {
+	switch {
+	case c.reached == c.in.Target || !c.chained:
+		return true
+	case c.next != nil && minorGap(c.next, pv) > maxWorkerSkew:
+		return true
+	case c.in.External != nil:
+		return slices.Contains(c.in.External.Workers, c.reached)
+	}
+	return false
+}
+
+// pools decides each pool's version: a new pool starts at the version the control plane runs; one
+// that must follow it moves unless held, deferred, busy or over the concurrency.
+func (c *computation) pools() error {
+	res := c.res
+	held := map[bool]bool{} // by kind: a hold-upgrade-sequence seen earlier in the sequence
+	for _, p := range c.in.Pools {
+		if !p.Exists {
+			res.Pools[p.Key()] = c.reached
+			continue
+		}
+		res.Pools[p.Key()] = p.Version
+		if p.Version == c.reached {
+			if p.RollingOut {
+				res.Upgrading = append(res.Upgrading, p.Name)
+			}
+			continue
+		}
+		pv, err := parse(p.Version)
+		if err != nil {
+			return fmt.Errorf("pool %s version: %w", p.Name, err)
+		}
+		switch {
+		case c.cpUpgrading || !c.follows(pv):
+			continue
+		case held[p.MachinePool] || p.Hold:
+			held[p.MachinePool] = true
+			res.Held = append(res.Held, p.Name)
+		case p.Defer:
+			res.Deferred = append(res.Deferred, p.Name)
+		case p.RollingOut:
+			// Busy with another change: it takes the version once that is done (no double rollout).
+			res.Pending = append(res.Pending, p.Name)
+		case c.rollingOut < c.concurrency:
+			res.Pools[p.Key()] = c.reached
+			res.Upgrading = append(res.Upgrading, p.Name)
+			c.rollingOut++
+		default:
+			res.Pending = append(res.Pending, p.Name)
+		}
+	}
+	return nil
+}
+
+// controlPlane lets the control plane take its next step when it is stable, no pool is rolling
+// out, and no pool would be left behind: all of them at its version (one step at a time), or, in
+// a chained upgrade, all within the supported skew of the next step.
+func (c *computation) controlPlane() {
+	cp, res := c.in.ControlPlane, c.res
+	res.ControlPlane = cp.SpecVersion
+	if c.next == nil {
+		return
+	}
+	switch {
+	case c.cpUpgrading:
+		res.Waiting = "control plane upgrading to " + cp.SpecVersion
+	case c.rollingOut > 0:
+		res.Waiting = "worker pools rolling out: " + strings.Join(res.Upgrading, ", ")
+	default:
+		if behind := behindPools(c.in.Pools, c.reached, c.next, c.follows); len(behind) > 0 {
+			res.Waiting = "worker pools not yet at " + c.reached + ": " + strings.Join(behind, ", ")
+		} else {
+			res.ControlPlane = res.ControlPlaneSteps[0]
+		}
+	}
 }
 
 // behindPools lists pools the control plane must wait for before stepping to next: those that

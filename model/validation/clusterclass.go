@@ -19,6 +19,7 @@ import (
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/names"
+	"github.com/topoflow/topoflow/model/pools"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
@@ -52,36 +53,26 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 
 	workers := spec.Child("workers")
 	seen := map[string]bool{}
-	for i, md := range class.Spec.Workers.MachineDeployments {
-		p := workers.Child("machineDeployments").Index(i)
-		if md.Class == "" {
-			errs = append(errs, field.Required(p.Child("class"), "a MachineDeploymentClass needs a name"))
-		} else if seen[md.Class] {
-			errs = append(errs, field.Duplicate(p.Child("class"), md.Class))
+	for _, pc := range pools.Classes(class) {
+		p := workers.Child(pools.Field(pc.MachinePool)).Index(pc.Index)
+		key := pools.Kind(pc.MachinePool) + "/" + pc.Name
+		if pc.Name == "" {
+			errs = append(errs, field.Required(p.Child("class"), "a "+pools.Kind(pc.MachinePool)+"Class needs a name"))
+		} else if seen[key] {
+			errs = append(errs, field.Duplicate(p.Child("class"), pc.Name))
 		}
-		seen[md.Class] = true
-		errs = append(errs, ref(md.Template.Bootstrap.Ref, ns, p.Child("template", "bootstrap", "ref"), true)...)
-		errs = append(errs, ref(md.Template.Infrastructure.Ref, ns, p.Child("template", "infrastructure", "ref"), true)...)
-		if s := md.NamingStrategy; s != nil && s.Template != nil {
-			errs = append(errs, namingTemplate(*s.Template, p.Child("namingStrategy", "template"), names.Input{ClusterName: "cluster", MachineDeploymentTopologyName: "md"})...)
+		seen[key] = true
+		errs = append(errs, ref(pc.Bootstrap, ns, p.Child("template", "bootstrap", "ref"), true)...)
+		errs = append(errs, ref(pc.Infrastructure, ns, p.Child("template", "infrastructure", "ref"), true)...)
+		if pc.NamingTemplate != nil {
+			sample := "md"
+			if pc.MachinePool {
+				sample = "mp"
+			}
+			errs = append(errs, namingTemplate(*pc.NamingTemplate, p.Child("namingStrategy", "template"), pools.NamesInput(pc.MachinePool, "cluster", sample))...)
 		}
-		if md.MachineHealthCheck != nil {
-			errs = append(errs, machineHealthCheck(md.MachineHealthCheck, p.Child("machineHealthCheck"))...)
-		}
-	}
-	seen = map[string]bool{}
-	for i, mp := range class.Spec.Workers.MachinePools {
-		p := workers.Child("machinePools").Index(i)
-		if mp.Class == "" {
-			errs = append(errs, field.Required(p.Child("class"), "a MachinePoolClass needs a name"))
-		} else if seen[mp.Class] {
-			errs = append(errs, field.Duplicate(p.Child("class"), mp.Class))
-		}
-		seen[mp.Class] = true
-		errs = append(errs, ref(mp.Template.Bootstrap.Ref, ns, p.Child("template", "bootstrap", "ref"), true)...)
-		errs = append(errs, ref(mp.Template.Infrastructure.Ref, ns, p.Child("template", "infrastructure", "ref"), true)...)
-		if s := mp.NamingStrategy; s != nil && s.Template != nil {
-			errs = append(errs, namingTemplate(*s.Template, p.Child("namingStrategy", "template"), names.Input{ClusterName: "cluster", MachinePoolTopologyName: "mp"})...)
+		if pc.HealthCheck != nil {
+			errs = append(errs, machineHealthCheck(pc.HealthCheck, p.Child("machineHealthCheck"))...)
 		}
 	}
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -537,6 +538,16 @@ func (f *fleet) eventTypes(ctx context.Context, id string) (map[string]int, int,
 		name := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
 		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
 			name += " " + m.GetMarkerName()
+			// A local activity's marker names its activity type in its data.
+			for _, p := range m.GetDetails()["data"].GetPayloads() {
+				var d struct{ ActivityType string }
+				if json.Unmarshal(p.GetData(), &d) == nil && d.ActivityType != "" {
+					name += " " + d.ActivityType
+				}
+			}
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			name += " " + a.GetActivityType().GetName()
 		}
 		out[name]++
 	}

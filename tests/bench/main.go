@@ -147,6 +147,7 @@ func run(ctx context.Context, o options) error {
 	}
 	r.WorkerRSS, r.WorkerPeakRSS = f.procs.rss("worker")
 	r.WorkerMemoryLimit = o.memLimit
+	r.WorkflowTaskWarnings = countInLog(filepath.Join(f.logDir, "bench-worker.log"), "Workflow task duration exceeded")
 	r.print(os.Stdout)
 	return nil
 }

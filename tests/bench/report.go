@@ -52,6 +52,8 @@ type report struct {
 	Upgrade                       upgradeResult
 	WorkerRSS, WorkerPeakRSS      int64
 	WorkerMemoryLimit             string
+	// WorkflowTaskWarnings counts the worker's "Workflow task duration exceeded" warnings.
+	WorkflowTaskWarnings int
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
@@ -71,6 +73,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(tw, "One Cluster created alone (%d, one after the other)\tall objects p50 %s, max %s\tProvisioned p50 %s\t%d server-side applies\n",
 		r.Single.Runs, ms(r.Single.AllObjects.pct(0.5)), ms(r.Single.AllObjects.pct(1)), ms(r.Single.Provisioned.pct(0.5)), r.Single.Applies)
 	fmt.Fprintf(tw, "  history of the first one's workflow\t%d events\t%s\n", r.Single.Events, byCount(r.Single.History))
+	local, own := r.Single.History["MarkerRecorded LocalActivity ApplyTopology"], r.Single.History["ActivityTaskScheduled ApplyTopology"]
+	fmt.Fprintf(tw, "  passes of the first one's create\t%d decide-and-apply activities\t%d inside the workflow task, %d of their own\n", local+own, local, own)
 	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", perVerb(r.NoOp.PerCluster), r.NoOp.Clusters)
 	fmt.Fprintf(tw, "History events per Cluster workflow (create, resync)\tp50 %d\tmax %d\n", r.CreateHistory.pct(0.5), r.CreateHistory.pct(1))
 	if r.Upgrade.Took > 0 {
@@ -81,6 +85,7 @@ func (r *report) print(w io.Writer) {
 	if r.WorkerMemoryLimit != "" {
 		limit = "GOMEMLIMIT=" + r.WorkerMemoryLimit
 	}
+	fmt.Fprintf(tw, "Workflow tasks over 5 s (worker log warnings)\t%d\n", r.WorkflowTaskWarnings)
 	fmt.Fprintf(tw, "Worker memory (RSS)\tnow %d MiB\tpeak %d MiB\t%s\n", r.WorkerRSS>>20, r.WorkerPeakRSS>>20, limit)
 }
 
@@ -276,4 +281,22 @@ func perVerb(m map[string]float64) string {
 		return "0"
 	}
 	return strings.Join(verbs, ", ")
+}
+
+// countInLog counts the lines of a log file that contain s (0 when it cannot be read).
+func countInLog(path, s string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), s) {
+			n++
+		}
+	}
+	return n
 }

@@ -320,8 +320,8 @@ func TestProvisioningWaitsForProviders(t *testing.T) {
 	assert.True(t, st.Initialized)
 }
 
-// waitSettled waits until a Cluster's workflow has settled (no pass due but the resync) and has
-// run no pass for 3 seconds, so the next pass needs an event.
+// waitSettled waits until a Cluster's workflow has settled (no pass due but the resync), and is
+// still settled after passes of its own, so the next pass needs an event.
 func (e *env) waitSettled(name string) {
 	e.t.Helper()
 	step := func() string {
@@ -335,12 +335,12 @@ func (e *env) waitSettled(name string) {
 		}
 		return s.Step
 	}
-	e.eventually(60*time.Second, "workflow settled and quiet", func() (bool, string) {
-		before := e.passes(name)
-		time.Sleep(3 * time.Second)
+	e.eventually(60*time.Second, "workflow settled", func() (bool, string) {
 		st := step()
-		return st == "settled" && e.passes(name) == before, st
+		return st == "settled", st
 	})
+	e.runPasses(name)
+	assert.Equal(e.t, "settled", step(), "still settled after passes of its own")
 }
 
 func assertRunning(t *testing.T, id string) {
@@ -406,7 +406,7 @@ func TestPause(t *testing.T) {
 	c.Spec.Topology.Workers.MachineDeployments[0].Replicas = ptr(int32(7))
 	delete(c.Annotations, labels.Paused) // the pause belongs to the other field manager
 	e.updateTopology(c)
-	time.Sleep(3 * time.Second)
+	e.runPasses("demo")
 	md := e.machineDeployments("demo")["md-0"]
 	assert.EqualValues(t, 2, *md.Spec.Replicas, "held while paused")
 

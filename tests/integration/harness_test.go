@@ -38,6 +38,7 @@ import (
 	"github.com/topoflow/topoflow/internal/metrics"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -89,6 +90,9 @@ type env struct {
 	sim       *provider.Provider
 	// requests counts the in-process worker's API requests by verb (see requestCounter).
 	requests *requestCounter
+	// sent is the last intent the worker sent for each object, under capi-topology, by
+	// "Kind/name" (kube.Client.Sent).
+	sent sync.Map
 }
 
 type envOptions struct {
@@ -126,6 +130,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 		e.requests = &requestCounter{}
 		wk := e.requests.client(t, tk)
 		wk.UseCache(ctx, log, activities.FieldManagers()...)
+		wk.Sent = func(obj *unstructured.Unstructured, manager string) {
+			if manager == labels.FieldManager {
+				e.sent.Store(obj.GetKind()+"/"+obj.GetName(), obj)
+			}
+		}
 		w = worker.New(tc, e.taskQueue, workflows.WorkerOptions())
 		acts := activities.New(wk, log)
 		acts.Temporal = tc

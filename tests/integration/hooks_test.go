@@ -20,6 +20,7 @@ import (
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/extension"
+	"github.com/topoflow/topoflow/workflows"
 )
 
 // TestLifecycleHooks runs a Cluster's create and delete against a real HTTPS Runtime Extension:
@@ -54,7 +55,7 @@ func TestLifecycleHooks(t *testing.T) {
 	assert.GreaterOrEqual(t, creates[len(creates)-1].At.Sub(blockedAt), 4*time.Second, "creation waited for the extension")
 	assert.Less(t, len(creates), 10, "retries follow retryAfterSeconds (and events), not a busy loop")
 	assert.Equal(t, e.ns+"/demo", creates[0].Cluster)
-	time.Sleep(2 * time.Second)
+	e.runPasses("demo")
 	assert.Len(t, ext.Calls(hooksv1.AfterControlPlaneInitialized), 1, "AfterControlPlaneInitialized called exactly once")
 
 	// Discovery recorded the handlers, named as Cluster API names them.
@@ -96,6 +97,7 @@ func TestLifecycleHooks(t *testing.T) {
 	for _, d := range e.sim.Deletions() {
 		assert.False(t, d.Requested.Before(deleted.Add(3500*time.Millisecond)), "%s %s deleted while the hook still blocked", d.Kind, d.Name)
 	}
+	e.recordHistory(workflows.WorkflowID(e.ns, "demo"), "create-hooks-delete.json")
 }
 
 var extensionConfigs = runtimev1.GroupVersion.WithResource("extensionconfigs")

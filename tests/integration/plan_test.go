@@ -93,3 +93,39 @@ func TestOnlinePlanMatchesApply(t *testing.T) {
 		return true, ""
 	})
 }
+
+// TestPlanSendsWhatApplySends (#20): once the sample Cluster has settled, the online plan's objects
+// are, object by object, the intents the apply last sent under capi-topology (the same decision,
+// the same owner references and names; only the plan's action annotation and the uid the apply
+// stamps on an update differ). The shim owner on a create is model/plan's TestPlanShowsShimOwner.
+func TestPlanSendsWhatApplySends(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.settledSample()
+	e.waitSettled("demo")
+
+	in, err := activities.New(kc, nil).PlanInput(e.ctx, activities.ClusterRef{Namespace: e.ns, Name: "demo"})
+	require.NoError(t, err)
+	res, err := plan.Compute(in)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Objects)
+	for _, o := range res.Objects {
+		key := o.GetKind() + "/" + o.GetName()
+		v, ok := e.sent.Load(key)
+		if !assert.True(t, ok, "the apply sent %s", key) {
+			continue
+		}
+		sent := v.(*unstructured.Unstructured).DeepCopy()
+		planned := o.DeepCopy()
+		ann := planned.GetAnnotations()
+		delete(ann, plan.ActionAnnotation)
+		if len(ann) == 0 {
+			ann = nil
+		}
+		planned.SetAnnotations(ann)
+		sent.SetUID(planned.GetUID())
+		assert.Equal(t, planned.Object, sent.Object, "%s: the plan's object is what the apply sent", key)
+	}
+	for _, c := range res.Changes {
+		assert.Contains(t, []plan.Action{plan.Unchanged}, c.Action, "%s %s: settled, nothing to do", c.Kind, c.Name)
+	}
+}

@@ -114,7 +114,7 @@ func TestWorkerCrashMidUpgrade(t *testing.T) {
 
 	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	t.Logf("upgrade completed %s after the crash", time.Since(crashed).Round(time.Second))
-	time.Sleep(2 * time.Second) // nothing more comes
+	e.runPasses("demo") // nothing more comes
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order, across the crash")
 	e.assertChainedVersions()
 	e.waitReconciled("demo", 30*time.Second)
@@ -141,7 +141,7 @@ func TestWorkerCrashDuringHookCall(t *testing.T) {
 
 	// Within a minute: the heartbeat timeout, not the start-to-close timeout, bounds the pause.
 	e.waitUpgraded(ext, "v1.32.0", 60*time.Second)
-	time.Sleep(2 * time.Second)
+	e.runPasses("demo")
 	assert.Equal(t, []string{
 		"BeforeClusterUpgrade(v1.32.0)", "BeforeControlPlaneUpgrade(v1.32.0)",
 		"AfterControlPlaneUpgrade(v1.32.0)", "AfterControlPlaneUpgrade(v1.32.0)",
@@ -188,7 +188,7 @@ func upgradeThroughOutage(t *testing.T, component string) {
 
 	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	t.Logf("upgrade completed %s after the outage began; hook calls %v", time.Since(down).Round(time.Second), hookCalls(ext))
-	time.Sleep(2 * time.Second)
+	e.runPasses("demo")
 	// A call whose answer was lost with the outage is made again; the order never changes, and
 	// nothing is called again once its answer was recorded.
 	assert.Equal(t, chainedUpgradeHooks, folded(hookCalls(ext)))

@@ -183,6 +183,8 @@ func TestUpgradeHooks(t *testing.T) {
 	for _, l := range blocked {
 		assert.True(t, strings.HasPrefix(l, "BeforeClusterUpgrade(v1.33.1): retry in"), "only BeforeClusterUpgrade blocked: %s", l)
 	}
+	e.recordHistory(workflows.WorkflowID(e.ns, "demo"), "cluster-with-upgrade.json")
+	e.recordHistory(workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"), "upgrade-chained-hooks.json")
 }
 
 // upgradeHookLine is a hook log line of `starter status` about an upgrade hook: its time, then
@@ -242,7 +244,7 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
 		return !ok, v
 	})
-	time.Sleep(2 * time.Second) // nothing more comes
+	e.runPasses("demo") // nothing more comes
 	calls := hookCalls(ext)
 	assert.Equal(t, chainedUpgradeHooks, folded(calls), "Cluster API's hook order across the hand-overs")
 	assert.Equal(t, len(chainedUpgradeHooks)-1, len(calls)-count(calls, "BeforeClusterUpgrade(v1.33.1)"), "every other hook exactly once")
@@ -279,7 +281,7 @@ func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	id := workflows.WorkflowID(e.ns, "demo")
 	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "operator test"))
 	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
-	time.Sleep(2 * time.Second)
+	e.runPasses("demo")
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
 	e.assertChainedVersions()
 	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
@@ -323,6 +325,7 @@ func TestRevertedUpgradeEnds(t *testing.T) {
 			return tc.GetWorkflow(context.Background(), upID, "").Get(context.Background(), &out) == nil, st.String()
 		})
 		assert.Equal(t, "withdrawn: spec.topology.version is v1.31.2, not v1.32.4 any more", out.Ended)
+		e.recordHistory(upID, "upgrade-withdrawn-"+strings.ToLower(blocking)+".json")
 		calls := len(ext.Calls(""))
 		e.waitReconciled("demo", 30*time.Second)
 		e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
@@ -333,7 +336,7 @@ func TestRevertedUpgradeEnds(t *testing.T) {
 			lines := e.statusLines("demo")
 			return slices.Contains(lines, "Last upgrade v1.31.2 -> v1.32.4: "+out.Ended), strings.Join(lines, "\n")
 		})
-		time.Sleep(3 * time.Second) // longer than the retry the blocking hook asked for at most (resync)
+		e.runPasses("demo")
 		assert.Len(t, ext.Calls(""), calls, "no hook called after the upgrade ended: %v", hookCalls(ext)[calls:])
 		for _, l := range e.statusLines("demo") {
 			assert.False(t, strings.HasPrefix(l, "Upgrade "), "no upgrade shown any more: %s", l)

@@ -273,7 +273,7 @@ func TestUpgradeHoldSequence(t *testing.T) {
 		return at[""] && at["mp-0"] && strings.Contains(msg, "Worker pools upgrade held: md-0, md-1"),
 			fmt.Sprintf("%v %q", at, msg)
 	})
-	time.Sleep(3 * time.Second) // a few more passes: nothing held moves
+	e.runPasses("demo") // passes over the held pools: nothing held moves
 	for _, tr := range e.sim.Transitions() {
 		if tr.Kind == "MachineDeployment" && tr.Version == "v1.32.0" {
 			t.Fatalf("%s upgraded while held", poolOf(tr))

@@ -85,14 +85,14 @@ func Collect(ctx context.Context, k *kube.Client, tc client.Client, ns, name str
 	for _, c := range cluster.Status.Conditions {
 		r.Conditions = append(r.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
-	s, err := queryState(ctx, tc, r.Workflow)
+	s, err := QueryState(ctx, tc, r.Workflow)
 	if err != nil {
 		r.StateError = err.Error()
 		return r, nil
 	}
 	r.State = s
 	if s.Upgrade != nil {
-		if us, err := queryState(ctx, tc, s.Upgrade.Workflow); err != nil {
+		if us, err := QueryState(ctx, tc, s.Upgrade.Workflow); err != nil {
 			r.UpgradeError = err.Error()
 		} else {
 			r.Upgrade = us
@@ -177,7 +177,8 @@ func (r *Report) WriteText(out io.Writer) error {
 }
 
 // queryState asks a workflow where it stands; a workflow that is not running says so.
-func queryState(ctx context.Context, tc client.Client, id string) (*workflows.State, error) {
+// QueryState is the state query of a workflow (workflows.QueryState).
+func QueryState(ctx context.Context, tc client.Client, id string) (*workflows.State, error) {
 	v, err := tc.QueryWorkflow(ctx, id, "", workflows.QueryState)
 	var nf *serviceerror.NotFound
 	switch {

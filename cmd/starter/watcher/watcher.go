@@ -141,62 +141,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 		o.LabelSelector = labels.TopologyOwned
 	})
 	w.templates = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, 0, ns, nil)
-
-	w.clusters = factory.ForResource(kube.Clusters).Informer()
-	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return nil, nil
-		}
-		class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "class")
-		if class == "" {
-			return nil, nil
-		}
-		classNS, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classNamespace")
-		if classNS == "" {
-			classNS = u.GetNamespace()
-		}
-		return []string{classNS + "/" + class}, nil
-	}}); err != nil {
+	if err := w.watchClusters(factory); err != nil {
 		return err
 	}
-	if _, err := w.clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.onCluster(nil, obj) },
-		UpdateFunc: func(old, obj any) { w.onCluster(old, obj) },
-		DeleteFunc: func(obj any) { w.onCluster(nil, obj) },
-	}); err != nil {
+	classes, err := w.watchClasses(factory)
+	if err != nil {
 		return err
 	}
-	classes := factory.ForResource(kube.ClusterClasses).Informer()
-	if _, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.onClass(nil, obj) },
-		UpdateFunc: w.onClass,
-		// A deleted class reaches its Clusters at once: their next pass reports it missing.
-		DeleteFunc: func(obj any) {
-			if u := asUnstructured(obj); u != nil {
-				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted", u)
-			}
-		},
-	}); err != nil {
-		return err
-	}
-	var extFactory dynamicinformer.DynamicSharedInformerFactory
 	if w.opts.ExtensionConfigs {
-		extFactory = dynamicinformer.NewDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync)
-		changed := func(oldObj, obj any) {
-			u := asUnstructured(obj)
-			if o := asUnstructured(oldObj); u == nil || (o != nil && o.GetGeneration() == u.GetGeneration()) {
-				return
-			}
-			w.objects.Add(activities.ObjectRef{Kind: "ExtensionConfig", Name: u.GetName()})
-			w.rediscoverClasses(classes.GetStore(), u.GetName())
-		}
-		if _, err := extFactory.ForResource(extensionConfigs).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
-		}); err != nil {
+		if err := w.watchExtensionConfigs(ctx, classes); err != nil {
 			return err
 		}
-		extFactory.Start(ctx.Done())
 	}
 	w.watchOwned(kube.MachineDeployments)
 	w.watchOwned(kube.MachinePools)
@@ -235,6 +190,71 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.queue.ShutDown()
 	w.objects.ShutDown()
 	wg.Wait()
+	return nil
+}
+
+// watchClusters watches Clusters, indexed by the class they name.
+func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFactory) error {
+	w.clusters = factory.ForResource(kube.Clusters).Informer()
+	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, nil
+		}
+		class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "class")
+		if class == "" {
+			return nil, nil
+		}
+		classNS, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classNamespace")
+		if classNS == "" {
+			classNS = u.GetNamespace()
+		}
+		return []string{classNS + "/" + class}, nil
+	}}); err != nil {
+		return err
+	}
+	_, err := w.clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.onCluster(nil, obj) },
+		UpdateFunc: func(old, obj any) { w.onCluster(old, obj) },
+		DeleteFunc: func(obj any) { w.onCluster(nil, obj) },
+	})
+	return err
+}
+
+// watchClasses watches ClusterClasses; a change reaches the Clusters of the class.
+func (w *Watcher) watchClasses(factory dynamicinformer.DynamicSharedInformerFactory) (cache.SharedIndexInformer, error) {
+	classes := factory.ForResource(kube.ClusterClasses).Informer()
+	_, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.onClass(nil, obj) },
+		UpdateFunc: w.onClass,
+		// A deleted class reaches its Clusters at once: their next pass reports it missing.
+		DeleteFunc: func(obj any) {
+			if u := asUnstructured(obj); u != nil {
+				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted", u)
+			}
+		},
+	})
+	return classes, err
+}
+
+// watchExtensionConfigs watches ExtensionConfigs: a new generation is discovered again, and the
+// classes that use it rediscover their variables.
+func (w *Watcher) watchExtensionConfigs(ctx context.Context, classes cache.SharedIndexInformer) error {
+	extFactory := dynamicinformer.NewDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync)
+	changed := func(oldObj, obj any) {
+		u := asUnstructured(obj)
+		if o := asUnstructured(oldObj); u == nil || (o != nil && o.GetGeneration() == u.GetGeneration()) {
+			return
+		}
+		w.objects.Add(activities.ObjectRef{Kind: "ExtensionConfig", Name: u.GetName()})
+		w.rediscoverClasses(classes.GetStore(), u.GetName())
+	}
+	if _, err := extFactory.ForResource(extensionConfigs).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
+	}); err != nil {
+		return err
+	}
+	extFactory.Start(ctx.Done())
 	return nil
 }
 

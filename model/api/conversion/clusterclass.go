@@ -28,7 +28,22 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ClusterClass: %w", err)
 	}
+	restorePatchFlags(src, dst, restored, has)
+	if err := restoreVariableFlags(src, dst, restored, has); err != nil {
+		return nil, err
+	}
+	for i := range dst.Status.Variables {
+		if err := restoreStatusVariableFlags(src, &dst.Status.Variables[i], restored, has); err != nil {
+			return nil, err
+		}
+	}
+	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "ClusterClass"
+	return toMap(dst)
+}
 
+// restorePatchFlags sets the patch selectors' pointer booleans (matchResources) from the v1beta1
+// values, or from the conversion data where it has them.
+func restorePatchFlags(src *capiv1beta1.ClusterClass, dst, restored *capiv1beta2.ClusterClass, has bool) {
 	for i := range dst.Spec.Patches {
 		p := &dst.Spec.Patches[i]
 		srcPatch, restoredPatch := patchNamed(src.Spec.Patches, p.Name), restoredPatchNamed(restored.Spec.Patches, p.Name)
@@ -46,7 +61,10 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 			capiv1beta2.Convert_bool_To_Pointer_bool(in.ControlPlane, has, was.ControlPlane, &m.ControlPlane)
 		}
 	}
+}
 
+// restoreVariableFlags sets the variables' schema pointer booleans.
+func restoreVariableFlags(src *capiv1beta1.ClusterClass, dst, restored *capiv1beta2.ClusterClass, has bool) error {
 	for i := range dst.Spec.Variables {
 		v := &dst.Spec.Variables[i]
 		var in *capiv1beta1.JSONSchemaProps
@@ -56,7 +74,7 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 			}
 		}
 		if in == nil {
-			return nil, fmt.Errorf("ClusterClass %s/%s: variable %q not in the v1beta1 object", src.Namespace, src.Name, v.Name)
+			return fmt.Errorf("ClusterClass %s/%s: variable %q not in the v1beta1 object", src.Namespace, src.Name, v.Name)
 		}
 		var was *capiv1beta2.JSONSchemaProps
 		for k := range restored.Spec.Variables {
@@ -65,58 +83,59 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 			}
 		}
 		if err := restoreSchemaFlags(in, &v.Schema.OpenAPIV3Schema, has, was); err != nil {
-			return nil, fmt.Errorf("ClusterClass %s/%s variable %s: %w", src.Namespace, src.Name, v.Name, err)
+			return fmt.Errorf("ClusterClass %s/%s variable %s: %w", src.Namespace, src.Name, v.Name, err)
 		}
 	}
+	return nil
+}
 
-	for i := range dst.Status.Variables {
-		v := &dst.Status.Variables[i]
-		var in *capiv1beta1.ClusterClassStatusVariable
-		for k := range src.Status.Variables {
-			if src.Status.Variables[k].Name == v.Name {
-				in = &src.Status.Variables[k]
-			}
-		}
-		if in == nil {
-			return nil, fmt.Errorf("ClusterClass %s/%s: status variable %q not in the v1beta1 object", src.Namespace, src.Name, v.Name)
-		}
-		var was *capiv1beta2.ClusterClassStatusVariable
-		for k := range restored.Status.Variables {
-			if restored.Status.Variables[k].Name == v.Name {
-				was = &restored.Status.Variables[k]
-			}
-		}
-		var wasConflict *bool
-		if was != nil {
-			wasConflict = was.DefinitionsConflict
-		}
-		capiv1beta2.Convert_bool_To_Pointer_bool(in.DefinitionsConflict, has, wasConflict, &v.DefinitionsConflict)
-		for j := range v.Definitions {
-			d := &v.Definitions[j]
-			var inDef *capiv1beta1.JSONSchemaProps
-			for k := range in.Definitions {
-				if in.Definitions[k].From == d.From {
-					inDef = &in.Definitions[k].Schema.OpenAPIV3Schema
-				}
-			}
-			if inDef == nil {
-				return nil, fmt.Errorf("ClusterClass %s/%s: status variable %s definition from %s not in the v1beta1 object", src.Namespace, src.Name, v.Name, d.From)
-			}
-			var wasDef *capiv1beta2.JSONSchemaProps
-			if was != nil {
-				for k := range was.Definitions {
-					if was.Definitions[k].From == d.From {
-						wasDef = &was.Definitions[k].Schema.OpenAPIV3Schema
-					}
-				}
-			}
-			if err := restoreSchemaFlags(inDef, &d.Schema.OpenAPIV3Schema, has, wasDef); err != nil {
-				return nil, fmt.Errorf("ClusterClass %s/%s status variable %s: %w", src.Namespace, src.Name, v.Name, err)
-			}
+// restoreStatusVariableFlags sets a status variable's definitionsConflict and its definitions'
+// schema pointer booleans.
+func restoreStatusVariableFlags(src *capiv1beta1.ClusterClass, v *capiv1beta2.ClusterClassStatusVariable, restored *capiv1beta2.ClusterClass, has bool) error {
+	var in *capiv1beta1.ClusterClassStatusVariable
+	for k := range src.Status.Variables {
+		if src.Status.Variables[k].Name == v.Name {
+			in = &src.Status.Variables[k]
 		}
 	}
-	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "ClusterClass"
-	return toMap(dst)
+	if in == nil {
+		return fmt.Errorf("ClusterClass %s/%s: status variable %q not in the v1beta1 object", src.Namespace, src.Name, v.Name)
+	}
+	var was *capiv1beta2.ClusterClassStatusVariable
+	for k := range restored.Status.Variables {
+		if restored.Status.Variables[k].Name == v.Name {
+			was = &restored.Status.Variables[k]
+		}
+	}
+	var wasConflict *bool
+	if was != nil {
+		wasConflict = was.DefinitionsConflict
+	}
+	capiv1beta2.Convert_bool_To_Pointer_bool(in.DefinitionsConflict, has, wasConflict, &v.DefinitionsConflict)
+	for j := range v.Definitions {
+		d := &v.Definitions[j]
+		var inDef *capiv1beta1.JSONSchemaProps
+		for k := range in.Definitions {
+			if in.Definitions[k].From == d.From {
+				inDef = &in.Definitions[k].Schema.OpenAPIV3Schema
+			}
+		}
+		if inDef == nil {
+			return fmt.Errorf("ClusterClass %s/%s: status variable %s definition from %s not in the v1beta1 object", src.Namespace, src.Name, v.Name, d.From)
+		}
+		var wasDef *capiv1beta2.JSONSchemaProps
+		if was != nil {
+			for k := range was.Definitions {
+				if was.Definitions[k].From == d.From {
+					wasDef = &was.Definitions[k].Schema.OpenAPIV3Schema
+				}
+			}
+		}
+		if err := restoreSchemaFlags(inDef, &d.Schema.OpenAPIV3Schema, has, wasDef); err != nil {
+			return fmt.Errorf("ClusterClass %s/%s status variable %s: %w", src.Namespace, src.Name, v.Name, err)
+		}
+	}
+	return nil
 }
 
 func patchNamed(ps []capiv1beta1.ClusterClassPatch, name string) *capiv1beta1.ClusterClassPatch {

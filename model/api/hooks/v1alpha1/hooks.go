@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
@@ -22,22 +23,23 @@ import (
 // APIVersion is the apiVersion every request and response carries.
 const APIVersion = "hooks.runtime.cluster.x-k8s.io/v1alpha1"
 
-// Hook names as they appear in ExtensionConfig handlers and request kinds (without "Request").
+// Hook names as they appear in ExtensionConfig handlers and request kinds (without "Request"),
+// from hooknames.
 const (
-	Discovery                    = "Discovery"
-	BeforeClusterCreate          = "BeforeClusterCreate"
-	AfterControlPlaneInitialized = "AfterControlPlaneInitialized"
-	BeforeClusterUpgrade         = "BeforeClusterUpgrade"
-	BeforeControlPlaneUpgrade    = "BeforeControlPlaneUpgrade"
-	AfterControlPlaneUpgrade     = "AfterControlPlaneUpgrade"
-	BeforeWorkersUpgrade         = "BeforeWorkersUpgrade"
-	AfterWorkersUpgrade          = "AfterWorkersUpgrade"
-	AfterClusterUpgrade          = "AfterClusterUpgrade"
-	BeforeClusterDelete          = "BeforeClusterDelete"
-	GeneratePatches              = "GeneratePatches"
-	ValidateTopology             = "ValidateTopology"
-	DiscoverVariables            = "DiscoverVariables"
-	GenerateUpgradePlan          = "GenerateUpgradePlan"
+	Discovery                    = hooknames.Discovery
+	BeforeClusterCreate          = hooknames.BeforeClusterCreate
+	AfterControlPlaneInitialized = hooknames.AfterControlPlaneInitialized
+	BeforeClusterUpgrade         = hooknames.BeforeClusterUpgrade
+	BeforeControlPlaneUpgrade    = hooknames.BeforeControlPlaneUpgrade
+	AfterControlPlaneUpgrade     = hooknames.AfterControlPlaneUpgrade
+	BeforeWorkersUpgrade         = hooknames.BeforeWorkersUpgrade
+	AfterWorkersUpgrade          = hooknames.AfterWorkersUpgrade
+	AfterClusterUpgrade          = hooknames.AfterClusterUpgrade
+	BeforeClusterDelete          = hooknames.BeforeClusterDelete
+	GeneratePatches              = hooknames.GeneratePatches
+	ValidateTopology             = hooknames.ValidateTopology
+	DiscoverVariables            = hooknames.DiscoverVariables
+	GenerateUpgradePlan          = hooknames.GenerateUpgradePlan
 )
 
 // HandlerPath is the URL path of a hook handler: /hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook lowercase>/<handler>.

@@ -1,0 +1,144 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/topology"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// Observed is what the providers report about a Cluster (the workflow reads it after a pass).
+type Observed struct {
+	Deleting bool
+	// RefsSet: the Cluster points at its control plane (and infrastructure cluster, if any).
+	RefsSet                 bool
+	InfrastructureReady     bool
+	EndpointValid           bool
+	ControlPlaneInitialized bool
+	ControlPlaneReady       bool
+}
+
+// Cluster is the phase and the conditions a Cluster gets after a pass: the topology condition the
+// pass ended with, and the provider conditions from what was observed (Cluster API's v1beta1
+// reasons).
+func Cluster(o Observed, topologyCond Condition) (string, []Condition) {
+	phase := Phase(Facts{Deleting: o.Deleting, RefsSet: o.RefsSet, InfrastructureReady: o.InfrastructureReady, EndpointValid: o.EndpointValid})
+	conds := []Condition{topologyCond,
+		provider(InfrastructureReady, o.InfrastructureReady, "WaitingForInfrastructure"),
+		provider(ControlPlaneInitialized, o.ControlPlaneInitialized, "WaitingForControlPlaneProviderInitialized"),
+		provider(ControlPlaneReady, o.ControlPlaneReady, "WaitingForControlPlane"),
+	}
+	return phase, conds
+}
+
+func provider(t clusterv1.ConditionType, ok bool, reason string) Condition {
+	if ok {
+		return True(t)
+	}
+	return False(t, reason, clusterv1.ConditionSeverityInfo, "")
+}
+
+// Reconciled is the topology condition of a pass that applied everything.
+func Reconciled() Condition { return True(TopologyReconciled) }
+
+// Failed is the topology condition of a pass that could not compute or apply the topology (a
+// missing class or template, an invalid topology); msg names the object and field.
+func Failed(msg string) Condition {
+	return False(TopologyReconciled, ReasonReconcileFailed, clusterv1.ConditionSeverityError, msg)
+}
+
+// Paused is the topology condition of a paused Cluster.
+func Paused() Condition {
+	return False(TopologyReconciled, ReasonPaused, clusterv1.ConditionSeverityInfo,
+		"Cluster is paused (spec.paused or annotation cluster.x-k8s.io/paused); topology changes are held")
+}
+
+// HookStage is the part of the lifecycle a blocking hook holds, which picks the reason.
+type HookStage int
+
+const (
+	StageCreate HookStage = iota
+	StageUpgrade
+	StageDelete
+)
+
+// HookBlocks is the topology condition while a blocking hook holds the Cluster; why is the hook's
+// answer (see HookAnswer), target the upgrade's version for StageUpgrade.
+func HookBlocks(stage HookStage, why, target string) Condition {
+	switch stage {
+	case StageUpgrade:
+		return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, "Cluster is upgrading to "+target+"\n  * "+why)
+	case StageDelete:
+		return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo, why)
+	}
+	return False(TopologyReconciled, ReasonClusterCreating, clusterv1.ConditionSeverityInfo, why)
+}
+
+// HookAnswer says why a blocking hook's answer holds the step ("" when it lets it go on):
+// handlers failed, or one asked to retry later.
+func HookAnswer(hook string, failed []string, retryAfterSeconds int32, message string) string {
+	switch {
+	case len(failed) > 0:
+		return fmt.Sprintf("hook %s failed (%s): %s", hook, strings.Join(failed, ", "), message)
+	case retryAfterSeconds > 0:
+		msg := fmt.Sprintf("hook %s asked to retry in %ds", hook, retryAfterSeconds)
+		if message != "" {
+			msg += ": " + message
+		}
+		return msg
+	}
+	return ""
+}
+
+// WaitingForProviders is the topology condition while the worker pools wait for the
+// infrastructure or the control plane (pools names them; Cluster API's reason then is
+// MachineDeploymentsCreatePending).
+func WaitingForProviders(wait topology.Wait, pools []string) Condition {
+	what, reason := "infrastructure to be ready", ReasonWaitingForInfrastructure
+	if wait == topology.WaitControlPlane {
+		what, reason = "control plane to be initialized", ReasonWaitingForControlPlane
+	}
+	if len(pools) == 0 {
+		return False(TopologyReconciled, reason, clusterv1.ConditionSeverityInfo, "Waiting for "+what)
+	}
+	return False(TopologyReconciled, ReasonMachineDeploymentsCreatePending, clusterv1.ConditionSeverityInfo,
+		fmt.Sprintf("MachineDeployment(s) %s creation pending: waiting for %s", strings.Join(pools, ", "), what))
+}
+
+// CreatePending is the topology condition while new pools wait for the control plane to be
+// stable (Cluster API's MachineDeploymentsCreatePending).
+func CreatePending(pools []string) Condition {
+	return False(TopologyReconciled, ReasonMachineDeploymentsCreatePending, clusterv1.ConditionSeverityInfo,
+		fmt.Sprintf("MachineDeployment(s) %s creation pending: waiting for the control plane to be stable", strings.Join(pools, ", ")))
+}
+
+// Upgrading is the topology condition while an upgrade is in progress: one line per part, as
+// Cluster API's ClusterUpgrading message has.
+func Upgrading(u *upgrade.Summary) Condition {
+	lines := []string{"Cluster is upgrading to " + u.Target}
+	if len(u.Steps) > 0 {
+		lines = append(lines, "  * Control plane upgrade plan: "+strings.Join(u.Steps, " -> "))
+	}
+	if u.Waiting != "" {
+		lines = append(lines, "  * Control plane waits for "+u.Waiting)
+	}
+	for _, g := range []struct {
+		what  string
+		names []string
+	}{
+		{"upgrading", u.Upgrading}, {"pending upgrade", u.Pending}, {"upgrade deferred", u.Deferred}, {"upgrade held", u.Held},
+	} {
+		if len(g.names) > 0 {
+			lines = append(lines, "  * Worker pools "+g.what+": "+strings.Join(g.names, ", "))
+		}
+	}
+	return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, strings.Join(lines, "\n"))
+}
+
+// TearingDown is the topology condition while a teardown step waits for its objects to go.
+func TearingDown(step string, remaining []string) Condition {
+	return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo,
+		fmt.Sprintf("Deleting the topology, step %s: waiting for deletion of %s", step, strings.Join(remaining, ", ")))
+}

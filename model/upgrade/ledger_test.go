@@ -1,0 +1,137 @@
+package upgrade_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// TestLedgerOrder plays a chained upgrade whose hooks pass at once, recording each in the ledger
+// as the workflow does, and checks that the decision owes the hooks in Cluster API's order and
+// lets each move through only after its hook; the last after-hooks come once all is settled.
+func TestLedgerOrder(t *testing.T) {
+	cp := upgrade.ControlPlane{Exists: true, SpecVersion: "v1.31.2", StatusVersion: "v1.31.2", Stable: true}
+	pools := []upgrade.Pool{{Name: "md-0", Exists: true, Version: "v1.31.2"}, {Name: "md-1", Exists: true, Version: "v1.31.2"}}
+	ledger := &upgrade.Ledger{CreatePassed: true}
+	var events []string
+	for i := 0; i < 100; i++ {
+		in := upgrade.Input{Target: "v1.33.1", KubernetesVersions: []string{"v1.31.2", "v1.32.4", "v1.33.1"}, ControlPlane: cp, Pools: pools}
+		res, err := upgrade.Compute(in)
+		require.NoError(t, err)
+		held, v := ledger.Hold(in, res)
+		if due := ledger.Owed(in, res, held, v); due != nil {
+			events = append(events, due.Hook+"("+due.To+due.Version+")")
+			ledger.Record(*due)
+			continue
+		}
+		moved := false
+		if res.ControlPlane != cp.SpecVersion {
+			cp.SpecVersion, moved = res.ControlPlane, true
+			events = append(events, "cp→"+res.ControlPlane)
+		}
+		for j := range pools {
+			if v := res.Pools[pools[j].Key()]; v != pools[j].Version {
+				pools[j].Version, pools[j].RollingOut, moved = v, true, true
+				events = append(events, pools[j].Name+"→"+v)
+			}
+		}
+		// Rollouts finish.
+		cp.StatusVersion = cp.SpecVersion
+		for j := range pools {
+			pools[j].RollingOut = false
+		}
+		if !moved && !res.InProgress {
+			break
+		}
+	}
+	assert.Equal(t, []string{
+		"BeforeClusterUpgrade(v1.33.1)",
+		"BeforeControlPlaneUpgrade(v1.32.4)", "cp→v1.32.4", "AfterControlPlaneUpgrade(v1.32.4)",
+		"BeforeControlPlaneUpgrade(v1.33.1)", "cp→v1.33.1", "AfterControlPlaneUpgrade(v1.33.1)",
+		"BeforeWorkersUpgrade(v1.33.1)", "md-0→v1.33.1", "md-1→v1.33.1",
+		"AfterWorkersUpgrade(v1.33.1)", "AfterClusterUpgrade(v1.33.1)",
+	}, events)
+	assert.Empty(t, ledger.PendingHooks(), "nothing owed after the upgrade")
+}
+
+// TestLedgerOwedAfterHooks: the after-hooks an approved upgrade owes once no part moves, table by
+// table: the last control plane step, the workers, then the whole upgrade; a pool still rolling
+// out holds the last two; an upgrade the ledger did not approve owes nothing.
+func TestLedgerOwedAfterHooks(t *testing.T) {
+	done := upgrade.Input{Target: "v1.33.1", ControlPlane: upgrade.ControlPlane{Exists: true, SpecVersion: "v1.33.1", StatusVersion: "v1.33.1", Stable: true}}
+	for _, tt := range []struct {
+		name    string
+		ledger  upgrade.Ledger
+		rolling []string
+		want    string
+	}{
+		{"not approved here", upgrade.Ledger{}, nil, ""},
+		{"approved another target", upgrade.Ledger{ApprovedTarget: "v1.32.4"}, nil, ""},
+		{"control plane not acknowledged", upgrade.Ledger{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.32.4"}, nil, "AfterControlPlaneUpgrade(v1.33.1)"},
+		{"control plane owed even while pools roll", upgrade.Ledger{ApprovedTarget: "v1.33.1"}, []string{"md-0"}, "AfterControlPlaneUpgrade(v1.33.1)"},
+		{"workers settled", upgrade.Ledger{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", WorkersApproved: "v1.33.1"}, nil, "AfterWorkersUpgrade(v1.33.1)"},
+		{"workers rolling", upgrade.Ledger{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", WorkersApproved: "v1.33.1"}, []string{"md-0"}, ""},
+		{"cluster done", upgrade.Ledger{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1"}, nil, "AfterClusterUpgrade(v1.33.1)"},
+		{"all passed", upgrade.Ledger{ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.33.1", Completed: "v1.33.1"}, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &upgrade.Result{ControlPlane: "v1.33.1", Pools: map[string]string{}, RollingOut: tt.rolling}
+			got := ""
+			if due := tt.ledger.Owed(done, res, "", ""); due != nil {
+				got = due.Hook + "(" + due.Version + ")"
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	var none *upgrade.Ledger
+	assert.Nil(t, none.Owed(done, &upgrade.Result{}, hooksv1.BeforeClusterUpgrade, "v1.33.1"), "a nil ledger (a plan) owes nothing")
+}
+
+// TestLedgerRecordAndPending: recording each hook's pass moves the pending-hooks annotation as
+// Cluster API's does; BeforeClusterUpgrade starts a new upgrade from scratch; Withdraw forgets.
+func TestLedgerRecordAndPending(t *testing.T) {
+	var l upgrade.Ledger
+	l.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+	assert.Equal(t, []string{hooksv1.AfterControlPlaneInitialized}, l.PendingHooks())
+	l.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneInitialized})
+	assert.Empty(t, l.PendingHooks())
+	l.Record(upgrade.Due{Hook: hooksv1.BeforeClusterUpgrade, To: "v1.32.4", Reached: "v1.31.2"})
+	assert.Equal(t, []string{hooksv1.AfterControlPlaneUpgrade, hooksv1.AfterClusterUpgrade}, l.PendingHooks())
+	l.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneUpgrade, Version: "v1.32.4"})
+	assert.Equal(t, []string{hooksv1.AfterClusterUpgrade}, l.PendingHooks())
+	l.Record(upgrade.Due{Hook: hooksv1.AfterClusterUpgrade, Version: "v1.32.4"})
+	assert.Empty(t, l.PendingHooks())
+	l.Record(upgrade.Due{Hook: hooksv1.BeforeClusterUpgrade, To: "v1.33.1", Reached: "v1.32.4"})
+	assert.Equal(t, upgrade.Ledger{CreatePassed: true, ApprovedTarget: "v1.33.1", ControlPlaneAcknowledged: "v1.32.4"}, l, "a new upgrade starts from scratch")
+	l.Withdraw()
+	assert.Equal(t, upgrade.Ledger{CreatePassed: true}, l)
+	assert.Empty(t, l.PendingHooks())
+}
+
+// TestEnded: an upgrade child ends when another target is due (superseded) or the version was set
+// back while nothing moved (withdrawn); it goes on while it, or its after-hooks, are in progress.
+func TestEnded(t *testing.T) {
+	before := func(to string) *upgrade.Due { return &upgrade.Due{Hook: hooksv1.BeforeClusterUpgrade, To: to} }
+	for _, tt := range []struct {
+		name       string
+		version    string
+		inProgress bool
+		due        *upgrade.Due
+		want       string
+	}{
+		{"in progress", "v1.33.1", true, nil, ""},
+		{"own hook owed", "v1.33.1", true, before("v1.33.1"), ""},
+		{"after-hooks owed", "v1.33.1", false, &upgrade.Due{Hook: hooksv1.AfterClusterUpgrade, Version: "v1.33.1"}, ""},
+		{"superseded", "v1.34.0", true, before("v1.34.0"), "superseded by an upgrade to v1.34.0"},
+		{"withdrawn", "v1.32.4", false, nil, "withdrawn: spec.topology.version is v1.32.4, not v1.33.1 any more"},
+		{"another version still moving is not withdrawn", "v1.32.4", true, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, upgrade.Ended("v1.33.1", tt.version, tt.inProgress, tt.due))
+		})
+	}
+}

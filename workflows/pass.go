@@ -1,0 +1,435 @@
+package workflows
+
+import (
+	"errors"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/temporalx"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
+	"github.com/topoflow/topoflow/model/status"
+	"github.com/topoflow/topoflow/model/topology"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// clusterRun is one run of a Cluster's workflow or of an upgrade: the pass runner both share.
+type clusterRun struct {
+	ref    activities.ClusterRef
+	timing Timing
+	state  State
+	// ledger is what the lifecycle hooks answered (the one record of it; see upgrade.Ledger).
+	ledger upgrade.Ledger
+	sa     [3]string // class, version, phase last upserted
+	events workflow.ReceiveChannel
+	// pending are the event sources seen since the last pass; seen the objects those events were
+	// about, and passSeen those the current pass reads no older than.
+	pending        []string
+	seen, passSeen []corev1.ObjectReference
+	deleting       bool
+	// nextWait overrides the next wait (a hook's retryAfterSeconds).
+	nextWait time.Duration
+	// hookFailures counts a blocking hook's failures in a row (reset when a hook answers);
+	// hookFailed says the pass just ended on one, so the next wait is a short backoff.
+	hookFailures int
+	hookFailed   bool
+	// pendingWritten is the pending-hooks annotation last written in this run (nil: not yet).
+	pendingWritten []string
+	// upgrade is set in a ClusterUpgrade child: the upgrade it runs, and what ended it.
+	upgrade *UpgradeInput
+	ended   string
+	// observed is what the pass's activity read of the providers, taken by observe; lastStatus
+	// the status last written in this run (not written again while equal); resync the timer kept
+	// across waits.
+	observed   *activities.Provisioning
+	lastStatus *activities.StatusInput
+	resync     *resyncTimer
+	// skipHooks are the lifecycle hooks that pass without a call, as the pass found them.
+	skipHooks []string
+	// lookedForUpgrade: this run looked for a running upgrade a terminated run left (runningUpgrade).
+	lookedForUpgrade bool
+}
+
+func newRun(ctx workflow.Context, ref activities.ClusterRef, timing Timing, ledger upgrade.Ledger) *clusterRun {
+	return &clusterRun{ref: ref, timing: timing.withDefaults(), ledger: ledger, events: workflow.GetSignalChannel(ctx, SignalClusterEvent)}
+}
+
+var acts *activities.Activities
+
+// activity runs a step as an activity of its own: a slow pass (see decideAndApply) and the hook
+// calls (an extension's answer is recorded on its own, and its retries keep their own backoff).
+func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout,
+		Summary:             summary,
+		RetryPolicy:         activityRetry,
+	}), fn, in)
+}
+
+// local runs a short step (one write or read) as a local activity: one marker in the history
+// instead of three events and a workflow task of its own. The steps are idempotent, so a workflow
+// task retried on another worker may run one again.
+func (r *clusterRun) local(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
+	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             summary,
+		RetryPolicy:         activityRetry,
+	}), activityName(fn), in)
+}
+
+// activityRetry retries a step for as long as it takes: an API server outage pauses the work,
+// it does not fail it.
+var activityRetry = &temporal.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+}
+
+// activityName is the name a method of activities.Activities is registered under (local
+// activities are looked up by name: the workflows hold only a nil *Activities for reference).
+func activityName(fn any) string {
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	name = strings.TrimSuffix(name, "-fm")
+	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
+// temporalx.HeartbeatEvery while they run); the activity is then retried on another worker.
+const heartbeatTimeout = 4 * temporalx.HeartbeatEvery
+
+// pass runs one reconcile pass, in Cluster API's order:
+//  1. read, decide once and apply: one activity writes the control plane part, then the workers
+//     part once the providers allow it;
+//  2. a pass that applied nothing (Cluster gone, unmanaged, create held, deleting, paused) ends;
+//  3. an upgrade that is due runs as a child workflow; in that child, one superseded or
+//     withdrawn ends;
+//  4. the hook the decision owes is called; once it passed the pass goes again;
+//  5. AfterControlPlaneInitialized is called once the control plane is initialized;
+//  6. the Cluster's status says where it stands.
+func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
+	// The events received so far are this pass's: only those that come during it end the wait after it.
+	r.passSeen, r.seen, r.pending = r.seen, nil, r.pending[:0]
+	r.setStep(ctx, "reconcile topology", "")
+	var res activities.ApplyResult
+	in := activities.ApplyInput{Cluster: r.ref, Ledger: r.ledger, Seen: r.passSeen}
+	if err := r.decideAndApply(ctx, in, &res); err != nil {
+		return r.blocked(ctx, err, false)
+	}
+	r.observed, r.skipHooks = res.Provisioning, res.SkipHooks
+	if res.Skip != "" {
+		return r.skipped(ctx, &res)
+	}
+	r.state.Class, r.state.Version, r.state.LastError = res.Class, res.Version, ""
+	r.ledger.CreatePassed = true // the Cluster exists
+	if outcome, ended := r.upgradeFate(ctx, &res); ended {
+		return outcome
+	}
+	if res.Owed != nil {
+		return r.owedHook(ctx, *res.Owed, res.Version, res.HasInfrastructure)
+	}
+	prov, ok := r.observe(ctx, res.HasInfrastructure)
+	if !ok {
+		return finished
+	}
+	if prov.Failure != "" {
+		r.state.LastError = prov.Failure
+	}
+	r.afterControlPlaneInitialized(ctx, prov)
+	return r.report(ctx, &res, prov)
+}
+
+// localPassTimeout bounds a pass run inside the workflow task. Most passes read from the
+// worker's cache and send little or nothing, and take milliseconds: as a local activity they cost
+// one marker in the history. One that takes longer (the cache catching up, a busy API server, an
+// outage) is run again as an activity of its own, so the workflow task is never held for seconds
+// (Temporal warns past 5 s); its applies are idempotent, so the repeat is safe.
+const localPassTimeout = 3 * time.Second
+
+// decideAndApply runs the pass's activity: inside the workflow task first, as an activity of its
+// own when that is too slow or fails for a reason a retry may fix.
+func (r *clusterRun) decideAndApply(ctx workflow.Context, in activities.ApplyInput, res *activities.ApplyResult) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: localPassTimeout,
+		StartToCloseTimeout:    localPassTimeout,
+		Summary:                "reconcile topology",
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	err := workflow.ExecuteLocalActivity(lctx, activityName(acts.ApplyTopology), in).Get(ctx, res)
+	var appErr *temporal.ApplicationError
+	if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+		return err
+	}
+	*res = activities.ApplyResult{}
+	return r.activity(ctx, "reconcile topology (again, as an activity of its own)", acts.ApplyTopology, in).Get(ctx, res)
+}
+
+// skipped ends a pass that applied nothing.
+func (r *clusterRun) skipped(ctx workflow.Context, res *activities.ApplyResult) passOutcome {
+	switch res.Skip {
+	case activities.SkipCreateHeld:
+		return r.beforeCreate(ctx)
+	case activities.SkipDeleting:
+		if r.upgrade != nil {
+			r.ended = "deleting" // the Cluster's workflow tears down
+			return finished
+		}
+		return r.teardown(ctx, res.HasInfrastructure, res.OkToDelete)
+	case activities.SkipPaused:
+		// Nothing is applied until the pause is lifted (a spec or annotation change: an event).
+		prov, ok := r.observe(ctx, res.HasInfrastructure)
+		if !ok {
+			return finished
+		}
+		r.writeStatus(ctx, 0, prov, status.Paused())
+		r.setStep(ctx, "paused", "the pause to be lifted")
+		return settled
+	}
+	return finished // gone, or no longer managed
+}
+
+// upgradeFate starts an upgrade that is due as a child workflow; in that child it ends the upgrade
+// when another target superseded it or its version was withdrawn (upgrade.Ended). ended says the
+// pass ends with the outcome.
+func (r *clusterRun) upgradeFate(ctx workflow.Context, res *activities.ApplyResult) (passOutcome, bool) {
+	starts := res.Owed != nil && res.Owed.Hook == hooksv1.BeforeClusterUpgrade
+	if r.upgrade == nil {
+		if !starts || res.Upgrade == nil {
+			return 0, false
+		}
+		if running := r.runningUpgrade(ctx); running != nil {
+			// An upgrade a terminated run of this workflow started runs on: wait for it rather
+			// than start another from where the control plane is now (every hook once).
+			r.state.Upgrade = running
+			r.setStep(ctx, "upgrade "+running.From+" -> "+running.To, "the upgrade workflow "+running.Workflow)
+			return r.awaitUpgrade(ctx, nil), true
+		}
+		return r.runUpgrade(ctx, res.Upgrade), true
+	}
+	r.state.Upgrade.observe(res.Upgrade)
+	switch why := upgrade.Ended(r.upgrade.To, res.Version, res.Upgrade != nil, res.Owed); {
+	case strings.HasPrefix(why, "withdrawn"):
+		return r.withdraw(ctx, why), true
+	case why != "":
+		r.ended = why
+		return finished, true
+	}
+	return 0, false
+}
+
+// owedHook calls the upgrade hook the decision owes. Once it passed it is recorded in the ledger
+// and the pass goes again, so the next decision lets the move it held go on.
+func (r *clusterRun) owedHook(ctx workflow.Context, due upgrade.Due, target string, hasInfra bool) passOutcome {
+	call := activities.HookCall{Cluster: r.ref, Hook: due.Hook, FromKubernetesVersion: due.From, ToKubernetesVersion: due.To,
+		KubernetesVersion: due.Version, ControlPlaneUpgrades: due.ControlPlaneSteps, WorkersUpgrades: due.WorkerSteps}
+	if outcome, passed := r.runBlockingHook(ctx, call, status.StageUpgrade, target, hasInfra); !passed {
+		return outcome
+	}
+	r.ledger.Record(due)
+	return again
+}
+
+// beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).
+func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
+	call := activities.HookCall{Cluster: r.ref, Hook: hooksv1.BeforeClusterCreate}
+	if outcome, passed := r.runBlockingHook(ctx, call, status.StageCreate, "", false); !passed {
+		return outcome
+	}
+	r.ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+	return again
+}
+
+// afterControlPlaneInitialized tells the extensions, once, that the control plane of a Cluster
+// topoflow created is initialized. It does not block: on failure the hook is called again next
+// pass.
+func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *activities.Provisioning) {
+	if !r.ledger.InitializedOwed || !prov.ControlPlaneInitialized {
+		return
+	}
+	out, err := r.hook(ctx, activities.HookCall{Cluster: r.ref, Hook: hooksv1.AfterControlPlaneInitialized})
+	switch {
+	case err != nil:
+		r.state.LastError = err.Error()
+	case len(out.Failed) > 0:
+		r.state.LastError = "hook AfterControlPlaneInitialized failed: " + out.Message
+	default:
+		r.ledger.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneInitialized})
+	}
+}
+
+// report writes the status of a pass that applied what it could: waiting for the providers,
+// upgrading, or settled.
+func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, prov *activities.Provisioning) passOutcome {
+	switch {
+	case res.WorkersWait != topology.WaitNone:
+		cond := status.WaitingForProviders(res.WorkersWait, res.MachineDeployments)
+		r.writeStatus(ctx, res.Generation, prov, cond)
+		r.setStep(ctx, "wait for providers", cond.Message)
+		return waiting
+	case res.Stale:
+		return again // the next pass writes the status
+	case res.Upgrade != nil:
+		cond := status.Upgrading(res.Upgrade)
+		r.writeStatus(ctx, res.Generation, prov, cond)
+		r.setStep(ctx, "upgrade to "+res.Upgrade.Target, strings.ReplaceAll(cond.Message, "\n  * ", "; "))
+		return waiting
+	case len(res.PendingCreate) > 0:
+		cond := status.CreatePending(res.PendingCreate)
+		r.writeStatus(ctx, res.Generation, prov, cond)
+		r.setStep(ctx, "wait for the control plane", cond.Message)
+		return waiting
+	}
+	r.writeStatus(ctx, res.Generation, prov, status.Reconciled())
+	r.setStep(ctx, "settled", "")
+	return settled
+}
+
+// runBlockingHook calls a blocking lifecycle hook. When the hook does not let the step go on, the
+// Cluster's TopologyReconciled condition says why (status.HookBlocks) and the returned outcome is
+// what the pass should end with.
+func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookCall, stage status.HookStage, target string, hasInfra bool) (passOutcome, bool) {
+	out, err := r.hook(ctx, call)
+	if err != nil {
+		r.state.LastError = err.Error()
+		return waiting, false
+	}
+	if out.ClusterGone {
+		return finished, false
+	}
+	why := r.blocking(call.Hook, out)
+	if why == "" {
+		return again, true
+	}
+	prov, ok := r.observe(ctx, hasInfra)
+	if !ok {
+		return finished, false
+	}
+	r.writeStatus(ctx, 0, prov, status.HookBlocks(stage, why, target))
+	r.setStep(ctx, "hook "+call.Hook, why)
+	return waiting, false
+}
+
+// hook calls a lifecycle hook as an activity of its own and logs the answer. A hook that no
+// extension handles, with nothing else to do (the pass said so: ApplyResult.SkipHooks), passes
+// without one, as Cluster API's call of no handlers does: no request, and no history for a step
+// that does nothing.
+func (r *clusterRun) hook(ctx workflow.Context, call activities.HookCall) (*activities.HookOutcome, error) {
+	r.setStep(ctx, "hook "+call.Hook, "")
+	var out activities.HookOutcome
+	var err error
+	if !slices.Contains(r.skipHooks, call.Hook) {
+		err = r.activity(ctx, "call hook "+call.Hook, acts.CallLifecycleHook, call).Get(ctx, &out)
+	}
+	r.recordHook(ctx, call, &out, err)
+	return &out, err
+}
+
+// blocking says why a blocking hook's answer holds the step ("" when it does not). A
+// retryAfterSeconds answer becomes the next wait (an event may end it sooner); a failure is
+// retried after a short backoff (see hookRetry).
+func (r *clusterRun) blocking(hook string, out *activities.HookOutcome) string {
+	if len(out.Failed) == 0 {
+		r.hookFailures = 0
+	} else {
+		r.hookFailures++
+		r.hookFailed = true
+	}
+	if len(out.Failed) == 0 && out.RetryAfterSeconds > 0 {
+		r.nextWait = time.Duration(out.RetryAfterSeconds) * time.Second
+	}
+	return status.HookAnswer(hook, out.Failed, out.RetryAfterSeconds, out.Message)
+}
+
+// observe returns what the providers report: what the pass's activity read, else a read of its own.
+func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.Provisioning, bool) {
+	if prov := r.observed; prov != nil {
+		r.observed = nil
+		return prov, !prov.ClusterGone
+	}
+	r.setStep(ctx, "observe providers", "")
+	var prov activities.Provisioning
+	err := r.local(ctx, "read infrastructure cluster and control plane status",
+		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.ref, HasInfrastructure: hasInfra, Seen: r.passSeen}).Get(ctx, &prov)
+	if err != nil {
+		// Only non-retryable errors reach here (a provider object breaking its contract).
+		r.state.LastError = err.Error()
+		return &prov, true
+	}
+	return &prov, !prov.ClusterGone
+}
+
+// blocked handles an activity error that retrying cannot fix: a missing ClusterClass or template,
+// or a topology that cannot be computed. It is shown on the Cluster; the workflow waits.
+func (r *clusterRun) blocked(ctx workflow.Context, err error, hasInfra bool) passOutcome {
+	msg := err.Error()
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		msg = appErr.Message()
+	}
+	r.state.LastError = msg
+	workflow.GetLogger(ctx).Warn("topology blocked", "cluster", r.ref.String(), "error", msg)
+	prov, ok := r.observe(ctx, hasInfra)
+	if !ok {
+		return finished
+	}
+	r.writeStatus(ctx, 0, prov, status.Failed(msg))
+	r.setStep(ctx, "blocked", msg)
+	return waiting
+}
+
+// writeStatus writes the phase and conditions model/status derives from what was observed and the
+// pass's topology condition; a status equal to the last one written in this run is not written
+// again (nothing else writes these fields).
+func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *activities.Provisioning, topologyCond status.Condition) {
+	phase, conds := status.Cluster(status.Observed{
+		Deleting:                r.deleting,
+		RefsSet:                 prov.RefsSet,
+		InfrastructureReady:     prov.InfrastructureReady,
+		EndpointValid:           prov.Endpoint != nil || prov.ClusterEndpointSet,
+		ControlPlaneInitialized: prov.ControlPlaneInitialized,
+		ControlPlaneReady:       prov.ControlPlaneReady,
+	}, topologyCond)
+	in := activities.StatusInput{
+		Cluster:             r.ref,
+		ObservedGeneration:  generation,
+		Phase:               phase,
+		InfrastructureReady: prov.InfrastructureReady,
+		ControlPlaneReady:   prov.ControlPlaneReady,
+		Conditions:          conds,
+	}
+	if !prov.ClusterEndpointSet {
+		in.Endpoint = prov.Endpoint
+	}
+	r.state.Phase = phase
+	if r.lastStatus == nil || !reflect.DeepEqual(*r.lastStatus, in) {
+		if err := r.local(ctx, "write Cluster status: "+phase, acts.SetClusterStatus, in).Get(ctx, nil); err != nil {
+			r.state.LastError = err.Error()
+		} else {
+			r.lastStatus = &in
+		}
+	}
+	_ = r.upsertSearchAttributes(ctx, r.state.Class, r.state.Version, phase)
+}
+
+// syncPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation equal to the hooks
+// the ledger still owes, writing only when the set changes.
+func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
+	want := r.ledger.PendingHooks()
+	if r.pendingWritten != nil && slices.Equal(want, r.pendingWritten) {
+		return
+	}
+	err := r.local(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), acts.SetPendingHooks,
+		activities.PendingHooksInput{Cluster: r.ref, Hooks: want}).Get(ctx, nil)
+	if err != nil {
+		r.state.LastError = err.Error()
+		return
+	}
+	r.pendingWritten = want
+}
