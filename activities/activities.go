@@ -55,7 +55,7 @@ type Activities struct {
 	// off when Cluster API's core controllers run beside topoflow.
 	ClusterController bool
 	// hookAnswers gives a retried hook call the answer its earlier attempt received (nil: none).
-	hookAnswers *hookLedger
+	hookAnswers *recentAnswers
 	// Events records Kubernetes Events on Clusters (nil: none; see event).
 	Events record.EventRecorder
 }
@@ -65,7 +65,7 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{Kube: k, Log: log, ClusterController: true, hookAnswers: newHookLedger()}
+	return &Activities{Kube: k, Log: log, ClusterController: true, hookAnswers: newRecentAnswers(nil)}
 }
 
 func missing(format string, args ...any) error {
