@@ -63,8 +63,8 @@ func newRun(ctx workflow.Context, ref activities.ClusterRef, timing Timing, ledg
 
 var acts *activities.Activities
 
-// activity runs a step as an activity of its own: a slow pass (see decideAndApply) and the hook
-// calls (an extension's answer is recorded on its own, and its retries keep their own backoff).
+// activity runs a step as an activity of its own: a slow step (see step) and the hook calls (an
+// extension's answer is recorded on its own, and its retries keep their own backoff).
 func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
@@ -74,15 +74,33 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 	}), fn, in)
 }
 
-// local runs a short step (one write or read) as a local activity: one marker in the history
-// instead of three events and a workflow task of its own. The steps are idempotent, so a workflow
-// task retried on another worker may run one again.
-func (r *clusterRun) local(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
-	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		Summary:             summary,
-		RetryPolicy:         activityRetry,
-	}), activityName(fn), in)
+// Steps run inside the workflow task first, as local activities: most read from the worker's
+// cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
+// step is bounded there (passBudget for the pass, stepBudget for the others, together under the
+// 5 s after which Temporal warns about a workflow task); one that takes longer (the cache catching
+// up, a busy API server, an outage) or fails for a reason a retry may fix is run again as an
+// activity of its own, which retries for as long as it takes. Every step is idempotent, so the
+// repeat is safe.
+const (
+	passBudget = 2500 * time.Millisecond
+	stepBudget = time.Second
+)
+
+// step runs fn(in) into out: inside the workflow task within budget, else as an activity of its
+// own. A non-retryable error (a missing class, an invalid topology) is returned at once.
+func (r *clusterRun) step(ctx workflow.Context, summary string, budget time.Duration, fn, in, out any) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: budget,
+		StartToCloseTimeout:    budget,
+		Summary:                summary,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	err := workflow.ExecuteLocalActivity(lctx, activityName(fn), in).Get(ctx, out)
+	var appErr *temporal.ApplicationError
+	if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+		return err
+	}
+	return r.activity(ctx, summary+" (again, as an activity of its own)", fn, in).Get(ctx, out)
 }
 
 // activityRetry retries a step for as long as it takes: an API server outage pauses the work,
@@ -120,7 +138,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	r.setStep(ctx, "reconcile topology", "")
 	var res activities.ApplyResult
 	in := activities.ApplyInput{Cluster: r.ref, Ledger: r.ledger, Seen: r.passSeen}
-	if err := r.decideAndApply(ctx, in, &res); err != nil {
+	if err := r.step(ctx, "reconcile topology", passBudget, acts.ApplyTopology, in, &res); err != nil {
 		return r.blocked(ctx, err, false)
 	}
 	r.observed, r.skipHooks = res.Provisioning, res.SkipHooks
@@ -144,31 +162,6 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	}
 	r.afterControlPlaneInitialized(ctx, prov)
 	return r.report(ctx, &res, prov)
-}
-
-// localPassTimeout bounds a pass run inside the workflow task. Most passes read from the
-// worker's cache and send little or nothing, and take milliseconds: as a local activity they cost
-// one marker in the history. One that takes longer (the cache catching up, a busy API server, an
-// outage) is run again as an activity of its own, so the workflow task is never held for seconds
-// (Temporal warns past 5 s); its applies are idempotent, so the repeat is safe.
-const localPassTimeout = 3 * time.Second
-
-// decideAndApply runs the pass's activity: inside the workflow task first, as an activity of its
-// own when that is too slow or fails for a reason a retry may fix.
-func (r *clusterRun) decideAndApply(ctx workflow.Context, in activities.ApplyInput, res *activities.ApplyResult) error {
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: localPassTimeout,
-		StartToCloseTimeout:    localPassTimeout,
-		Summary:                "reconcile topology",
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	err := workflow.ExecuteLocalActivity(lctx, activityName(acts.ApplyTopology), in).Get(ctx, res)
-	var appErr *temporal.ApplicationError
-	if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
-		return err
-	}
-	*res = activities.ApplyResult{}
-	return r.activity(ctx, "reconcile topology (again, as an activity of its own)", acts.ApplyTopology, in).Get(ctx, res)
 }
 
 // skipped ends a pass that applied nothing.
@@ -355,8 +348,8 @@ func (r *clusterRun) observe(ctx workflow.Context, hasInfra bool) (*activities.P
 	}
 	r.setStep(ctx, "observe providers", "")
 	var prov activities.Provisioning
-	err := r.local(ctx, "read infrastructure cluster and control plane status",
-		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.ref, HasInfrastructure: hasInfra, Seen: r.passSeen}).Get(ctx, &prov)
+	err := r.step(ctx, "read infrastructure cluster and control plane status", stepBudget,
+		acts.ObserveProvisioning, activities.ObserveInput{Cluster: r.ref, HasInfrastructure: hasInfra, Seen: r.passSeen}, &prov)
 	if err != nil {
 		// Only non-retryable errors reach here (a provider object breaking its contract).
 		r.state.LastError = err.Error()
@@ -409,7 +402,7 @@ func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *a
 	}
 	r.state.Phase = phase
 	if r.lastStatus == nil || !reflect.DeepEqual(*r.lastStatus, in) {
-		if err := r.local(ctx, "write Cluster status: "+phase, acts.SetClusterStatus, in).Get(ctx, nil); err != nil {
+		if err := r.step(ctx, "write Cluster status: "+phase, stepBudget, acts.SetClusterStatus, in, nil); err != nil {
 			r.state.LastError = err.Error()
 		} else {
 			r.lastStatus = &in
@@ -425,8 +418,8 @@ func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
 	if r.pendingWritten != nil && slices.Equal(want, r.pendingWritten) {
 		return
 	}
-	err := r.local(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), acts.SetPendingHooks,
-		activities.PendingHooksInput{Cluster: r.ref, Hooks: want}).Get(ctx, nil)
+	err := r.step(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), stepBudget, acts.SetPendingHooks,
+		activities.PendingHooksInput{Cluster: r.ref, Hooks: want}, nil)
 	if err != nil {
 		r.state.LastError = err.Error()
 		return

@@ -34,7 +34,7 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, okToDelete bool) p
 		name := "delete " + strings.ToLower(string(step))
 		r.setStep(ctx, name, "")
 		var res activities.DeleteResult
-		err := r.local(ctx, name, acts.DeleteTopologyStep, activities.DeleteInput{Cluster: r.ref, Step: step}).Get(ctx, &res)
+		err := r.step(ctx, name, stepBudget, acts.DeleteTopologyStep, activities.DeleteInput{Cluster: r.ref, Step: step}, &res)
 		if err != nil {
 			r.state.LastError = err.Error()
 			return waiting
@@ -51,7 +51,7 @@ func (r *clusterRun) teardown(ctx workflow.Context, hasInfra, okToDelete bool) p
 		}
 	}
 	r.setStep(ctx, "release the Cluster", "")
-	if err := r.local(ctx, "remove the topology finalizer from the Cluster", acts.RemoveFinalizer, r.ref).Get(ctx, nil); err != nil {
+	if err := r.step(ctx, "remove the topology finalizer from the Cluster", stepBudget, acts.RemoveFinalizer, r.ref, nil); err != nil {
 		r.state.LastError = err.Error()
 		return waiting
 	}

@@ -144,8 +144,8 @@ func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
 	r.lookedForUpgrade = true
 	prefix := WorkflowID(r.ref.Namespace, r.ref.Name) + "/upgrade/"
 	var ids []string
-	err := r.local(ctx, "look for a running upgrade of this Cluster", acts.RunningWorkflows,
-		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}).Get(ctx, &ids)
+	err := r.step(ctx, "look for a running upgrade of this Cluster", stepBudget, acts.RunningWorkflows,
+		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}, &ids)
 	if err != nil || len(ids) == 0 {
 		return nil
 	}
