@@ -39,9 +39,13 @@ func TestLeastPrivilege(t *testing.T) {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:topoflow-system:topoflow"}
 	sa, err := kube.New(cfg)
 	require.NoError(t, err)
+	// The grant is in effect once the API server's authorizer has seen the binding (it may take
+	// a moment after the apply): reading a Cluster that does not exist then answers NotFound.
+	require.Eventually(t, func() bool {
+		_, err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Get(t.Context(), "x", metav1.GetOptions{})
+		return kube.IsNotFound(err)
+	}, 30*time.Second, 200*time.Millisecond, "reading Clusters is granted")
 	// The ServiceAccount cannot do what it was not granted.
-	_, err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Get(t.Context(), "x", metav1.GetOptions{})
-	require.True(t, kube.IsNotFound(err), "reading Clusters is granted: %v", err)
 	err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Delete(t.Context(), "x", metav1.DeleteOptions{})
 	require.True(t, apierrors.IsForbidden(err), "deleting Clusters is not granted: %v", err)
 
