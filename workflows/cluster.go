@@ -132,7 +132,7 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 	// status write adds the class, version and phase.
 	adopt := in.Upgrade
 	for ; ; adopt = nil {
-		r.drain(ctx)
+		r.drain()
 		var outcome passOutcome
 		if adopt != nil {
 			r.state.Upgrade = adopt
@@ -155,7 +155,7 @@ func ClusterTopology(ctx workflow.Context, in ClusterInput) error {
 		r.syncPendingHooks(ctx)
 		r.waitAfter(ctx, outcome, r.timing.Resync)
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			r.drain(ctx)
+			r.drain()
 			next := in
 			next.Ledger, next.Hooks, next.Upgrade = r.ledger, r.state.Hooks, nil
 			return workflow.NewContinueAsNewError(ctx, ClusterTopology, next)

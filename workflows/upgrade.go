@@ -66,7 +66,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		return nil, err
 	}
 	for {
-		r.drain(ctx)
+		r.drain()
 		outcome := r.pass(ctx)
 		r.state.Passes++
 		switch {
@@ -87,7 +87,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 		// like the Cluster's workflow: the ledger, plan and hook log go to the next run, which
 		// starts with a pass.
 		if r.state.Passes >= r.timing.PassesBeforeContinueAsNew || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			r.drain(ctx)
+			r.drain()
 			next := in
 			next.Ledger, next.Hooks = r.ledger, r.state.Hooks
 			return nil, workflow.NewContinueAsNewError(ctx, ClusterUpgradeWorkflowType, next)
@@ -184,7 +184,7 @@ func (r *clusterRun) awaitUpgrade(ctx workflow.Context, fut workflow.ChildWorkfl
 	forward, source, forwards := fut == nil, "resync", 0
 	for out == nil && failure == nil {
 		if forward {
-			r.drain(ctx)
+			r.drain()
 			r.pending = r.pending[:0]
 			err := workflow.SignalExternalWorkflow(ctx, id, "", SignalClusterEvent, ClusterEvent{Source: source, Seen: r.seen}).Get(ctx, nil)
 			r.seen = nil

@@ -11,7 +11,7 @@ import (
 )
 
 // drain takes every pending event without blocking.
-func (r *clusterRun) drain(ctx workflow.Context) {
+func (r *clusterRun) drain() {
 	for {
 		var ev ClusterEvent
 		if !r.events.ReceiveAsync(&ev) {
@@ -66,7 +66,7 @@ func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settle
 		}
 		r.hookFailed = false
 	}
-	r.drain(ctx)
+	r.drain()
 	if len(r.pending) > 0 {
 		r.pending = r.pending[:0]
 		return
@@ -92,7 +92,7 @@ func (r *clusterRun) waitAfter(ctx workflow.Context, outcome passOutcome, settle
 		}
 	})
 	sel.Select(ctx)
-	r.drain(ctx)
+	r.drain()
 	r.pending = r.pending[:0]
 }
 
