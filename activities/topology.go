@@ -71,16 +71,8 @@ type ApplyResult struct {
 	// ExternalPatches says what each external patch handler answered (for the UI).
 	ExternalPatches []string `json:"externalPatches,omitempty"`
 	Deleted         []string `json:"deleted,omitempty"`
-	// MachineDeployments are the topology names of the pools in the desired state.
-	MachineDeployments []string `json:"machineDeployments,omitempty"`
-	// WorkersWait says what the worker pools wait for before the pass applies them
-	// (topology.WorkersWaitFor); WaitNone when they were applied.
-	WorkersWait topology.Wait `json:"workersWait,omitempty"`
-	// PendingCreate are the pools not created yet (the control plane is not stable); Stale says
-	// the decision predates what the providers report now (topology.Decision.Stale): the
-	// workflow passes again at once.
+	// PendingCreate are the pools not created yet (an existing control plane is not stable).
 	PendingCreate []string `json:"pendingCreate,omitempty"`
-	Stale         bool     `json:"stale,omitempty"`
 	// Upgrade is set while an upgrade is in progress.
 	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
 	// Owed is the upgrade hook the decision waits for (upgrade.Ledger.Owed), nil for none.
@@ -169,9 +161,6 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 		Version:           l.cluster.Spec.Topology.Version,
 		HasInfrastructure: state.InfrastructureCluster != nil,
 	}
-	for _, md := range state.MachineDeployments {
-		res.MachineDeployments = append(res.MachineDeployments, md.TopologyName)
-	}
 	// The control plane part. The finalizer comes first: from now on deletion waits for the
 	// ordered teardown.
 	if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
@@ -184,7 +173,17 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 	if err := a.deleteAll(ctx, dec.Deletes.ControlPlane, res); err != nil {
 		return nil, err
 	}
-	// The workers part, when the providers allow it.
+	// The workers part: new pools are created with the control plane (the decision holds them
+	// only while an existing control plane is not stable).
+	res.PendingCreate = dec.PendingCreates()
+	if err := a.applyWorkers(ctx, l, state, res); err != nil {
+		return nil, err
+	}
+	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
+	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
+		return nil, err
+	}
+	// What the providers report now, for the status and AfterControlPlaneInitialized.
 	prov, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure})
 	if err != nil {
 		return nil, err
@@ -192,17 +191,6 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 	res.Provisioning = prov
 	if prov.ClusterGone {
 		return &ApplyResult{Skip: SkipGone}, nil
-	}
-	if res.WorkersWait = topology.WorkersWaitFor(prov.InfrastructureReady, prov.ControlPlaneInitialized); res.WorkersWait != topology.WaitNone {
-		return res, nil
-	}
-	res.PendingCreate, res.Stale = dec.PendingCreates(), dec.Stale(prov.ControlPlaneInitialized)
-	if err := a.applyWorkers(ctx, l, state, res); err != nil {
-		return nil, err
-	}
-	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
-	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
-		return nil, err
 	}
 	return res, nil
 }

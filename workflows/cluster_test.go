@@ -22,7 +22,6 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
-	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -128,7 +127,7 @@ func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activ
 		res.SkipHooks = w.skip
 		res.Provisioning = w.provisioning()
 	}
-	if res != nil && res.Skip == "" && res.WorkersWait == topology.WaitNone {
+	if res != nil && res.Skip == "" {
 		w.workerPasses++
 		w.calls = append(w.calls, "pass: workers applied")
 	} else {
@@ -151,8 +150,7 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
 	}
 	w.notCreated = false
-	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true, MachineDeployments: []string{"md-0"},
-		WorkersWait: topology.WorkersWaitFor(w.infraReady, w.cpInit)}
+	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
 		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
@@ -266,21 +264,20 @@ func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
 	return s
 }
 
-// TestCreateWaitsForProvidersThenAppliesWorkers follows the create steps: control plane applied,
-// workers held until infrastructure is ready and the control plane initialized, then applied.
-func TestCreateWaitsForProvidersThenAppliesWorkers(t *testing.T) {
+// TestCreateAppliesWorkersWithControlPlane follows the create steps as Cluster API v1.14 takes
+// them: the pools are applied in the pass that creates the control plane (the bootstrap provider
+// holds their machines), the topology is reconciled at once, and the workflow re-checks the
+// providers sooner until the infrastructure is ready and the control plane initialized.
+func TestCreateAppliesWorkersWithControlPlane(t *testing.T) {
 	w := &fakeWorld{}
 	env := newEnv(t, w)
 	var midState State
 	signal(env, time.Second, func() {
 		midState = queryState(t, env)
-		assert.Equal(t, 0, w.workerPasses, "no workers before the control plane is initialized")
+		assert.Equal(t, 1, w.workerPasses, "the workers with the control plane")
 		st := w.lastStatus()
 		assert.Equal(t, clusterv1.ClusterPhaseProvisioning, st.Phase)
-		cond := topologyCondition(st)
-		assert.Equal(t, status.ReasonMachineDeploymentsCreatePending, cond.Reason)
-		assert.Contains(t, cond.Message, "md-0")
-		assert.Contains(t, cond.Message, "waiting for infrastructure to be ready")
+		assert.True(t, topologyCondition(st).Status, "the topology is reconciled while the providers work")
 		w.set(func(w *fakeWorld) { w.infraReady, w.cpInit = true, true })
 	})
 	signal(env, 2*time.Second, func() {
@@ -298,10 +295,10 @@ func TestCreateWaitsForProvidersThenAppliesWorkers(t *testing.T) {
 
 	assert.Equal(t, "wait for providers", midState.Step)
 	assert.Contains(t, midState.Waiting, "infrastructure")
-	assert.Equal(t, 1, w.workerPasses)
+	assert.Equal(t, 2, w.workerPasses)
 	assert.Equal(t, []string{
-		"pass", "status Provisioning", // pass 1: the workers wait
-		"pass: workers applied", "status Provisioned", // pass 2: workers
+		"pass: workers applied", "status Provisioning", // pass 1: everything applied, the providers work
+		"pass: workers applied", "status Provisioned", // pass 2: the providers are done
 		"pass", // pass 3: the Cluster is gone
 	}, w.calls)
 }
@@ -345,7 +342,8 @@ func TestResyncWithoutEvents(t *testing.T) {
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, 1, w.workerPasses, "workers applied after the resync saw the providers ready")
+	assert.Equal(t, 2, w.workerPasses, "the create, then the wait resync")
+	assert.Equal(t, clusterv1.ClusterPhaseProvisioned, w.lastStatus().Phase, "the wait resync saw the providers ready")
 }
 
 // TestContinueAsNew: a run ends with continue-as-new after its pass budget, keeping history small.

@@ -16,7 +16,6 @@ import (
 	"github.com/topoflow/topoflow/activities/temporalx"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/status"
-	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -261,13 +260,6 @@ func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *ac
 // upgrading, or settled.
 func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, prov *activities.Provisioning) passOutcome {
 	switch {
-	case res.WorkersWait != topology.WaitNone:
-		cond := status.WaitingForProviders(res.WorkersWait, res.MachineDeployments)
-		r.writeStatus(ctx, res.Generation, prov, cond)
-		r.setStep(ctx, "wait for providers", cond.Message)
-		return waiting
-	case res.Stale:
-		return again // the next pass writes the status
 	case res.Upgrade != nil:
 		cond := status.Upgrading(res.Upgrade)
 		r.writeStatus(ctx, res.Generation, prov, cond)
@@ -280,6 +272,10 @@ func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, p
 		return waiting
 	}
 	r.writeStatus(ctx, res.Generation, prov, status.Reconciled())
+	if wait := status.ProvidersWait(res.HasInfrastructure, prov.InfrastructureReady, prov.ControlPlaneInitialized); wait != "" {
+		r.setStep(ctx, "wait for providers", wait)
+		return waiting
+	}
 	r.setStep(ctx, "settled", "")
 	return settled
 }

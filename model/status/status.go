@@ -23,8 +23,6 @@ const (
 const (
 	ReasonReconcileFailed                 = "TopologyReconcileFailed"
 	ReasonMachineDeploymentsCreatePending = "MachineDeploymentsCreatePending"
-	ReasonWaitingForInfrastructure        = "WaitingForInfrastructure"
-	ReasonWaitingForControlPlane          = "WaitingForControlPlaneInitialized"
 	ReasonPaused                          = "Paused"
 	ReasonDeleting                        = "Deleting"
 	ReasonClusterUpgrading                = "ClusterUpgrading"

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -92,21 +91,6 @@ func HookAnswer(hook string, failed []string, retryAfterSeconds int32, message s
 	return ""
 }
 
-// WaitingForProviders is the topology condition while the worker pools wait for the
-// infrastructure or the control plane (pools names them; Cluster API's reason then is
-// MachineDeploymentsCreatePending).
-func WaitingForProviders(wait topology.Wait, pools []string) Condition {
-	what, reason := "infrastructure to be ready", ReasonWaitingForInfrastructure
-	if wait == topology.WaitControlPlane {
-		what, reason = "control plane to be initialized", ReasonWaitingForControlPlane
-	}
-	if len(pools) == 0 {
-		return False(TopologyReconciled, reason, clusterv1.ConditionSeverityInfo, "Waiting for "+what)
-	}
-	return False(TopologyReconciled, ReasonMachineDeploymentsCreatePending, clusterv1.ConditionSeverityInfo,
-		fmt.Sprintf("MachineDeployment(s) %s creation pending: waiting for %s", strings.Join(pools, ", "), what))
-}
-
 // CreatePending is the topology condition while new pools wait for the control plane to be
 // stable (Cluster API's MachineDeploymentsCreatePending).
 func CreatePending(pools []string) Condition {
@@ -141,4 +125,17 @@ func Upgrading(u *upgrade.Summary) Condition {
 func TearingDown(step string, remaining []string) Condition {
 	return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo,
 		fmt.Sprintf("Deleting the topology, step %s: waiting for deletion of %s", step, strings.Join(remaining, ", ")))
+}
+
+// ProvidersWait says what a Cluster whose topology is applied still waits for from its providers
+// ("" once the infrastructure is ready and the control plane initialized). It is not a
+// condition: Cluster API reports the topology reconciled meanwhile; the workflow re-checks sooner.
+func ProvidersWait(hasInfrastructure, infrastructureReady, controlPlaneInitialized bool) string {
+	switch {
+	case hasInfrastructure && !infrastructureReady:
+		return "the infrastructure to be ready"
+	case !controlPlaneInitialized:
+		return "the control plane to be initialized"
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ package topology
 import (
 	"fmt"
 
+	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -88,8 +89,8 @@ func Decide(in Input) (*Decision, error) {
 // createMachinePool with the UpgradeTracker): a control plane or pool that keeps its current version
 // while the topology's differs (pending an upgrade: writing anything else now would roll it out
 // twice) is not written, its health check is; a new pool is not created at all while the control
-// plane is not stable (provisioning, upgrading, about to or waiting to upgrade) or
-// AfterControlPlaneUpgrade holds.
+// plane is not stable (controlPlaneStable) or AfterControlPlaneUpgrade or BeforeWorkersUpgrade
+// holds (computeMachineDeploymentVersion, computeMachinePoolVersion).
 func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, res *upgrade.Result, heldBy string) {
 	target := ui.Target
 	cp := ui.ControlPlane
@@ -99,8 +100,8 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 			state.Kept = append(state.Kept, desired.RefKeyIn(ref, cur.ControlPlane.GetNamespace()))
 		}
 	}
-	stable := cp.Exists && cp.StatusVersion != "" && cp.StatusVersion == cp.SpecVersion && cp.SpecVersion == target && res.ControlPlane == target
-	createHeld := !stable || heldBy == "AfterControlPlaneUpgrade"
+	createHeld := !controlPlaneStable(cp, target, res.ControlPlane) ||
+		heldBy == hooknames.AfterControlPlaneUpgrade || heldBy == hooknames.BeforeWorkersUpgrade
 	for i := range state.MachineDeployments {
 		md := &state.MachineDeployments[i]
 		current := cur.MachineDeployments[md.TopologyName]
@@ -130,30 +131,15 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 	}
 }
 
-// Wait is what the worker pools of a pass wait for before they are applied.
-type Wait string
-
-const (
-	// WaitNone: the pools are applied.
-	WaitNone Wait = ""
-	// WaitInfrastructure: the infrastructure cluster is not ready yet.
-	WaitInfrastructure Wait = "Infrastructure"
-	// WaitControlPlane: the control plane is not initialized yet.
-	WaitControlPlane Wait = "ControlPlane"
-)
-
-// WorkersWaitFor says what the worker pools wait for: topoflow applies them once the
-// infrastructure is ready and the control plane initialized. (Cluster API v1.14 creates them in the
-// same reconcile as the control plane and lets the bootstrap provider hold the machines; adopting
-// that is the takeover issue's.)
-func WorkersWaitFor(infrastructureReady, controlPlaneInitialized bool) Wait {
-	switch {
-	case !infrastructureReady:
-		return WaitInfrastructure
-	case !controlPlaneInitialized:
-		return WaitControlPlane
+// controlPlaneStable is Cluster API's ControlPlaneUpgradeTracker.IsControlPlaneStable: a control
+// plane about to be created is stable (new pools are created with it, and the bootstrap provider
+// holds their machines until it is initialized); an existing one is not while it is provisioning
+// (no status version yet), upgrading, about to upgrade or pending an upgrade.
+func controlPlaneStable(cp upgrade.ControlPlane, target, decided string) bool {
+	if !cp.Exists {
+		return true
 	}
-	return WaitNone
+	return cp.StatusVersion != "" && cp.StatusVersion == cp.SpecVersion && cp.SpecVersion == target && decided == target
 }
 
 // PendingCreates are the topology names of the pools this decision does not create yet
@@ -171,11 +157,4 @@ func (d *Decision) PendingCreates() []string {
 		}
 	}
 	return out
-}
-
-// Stale says the decision held new pools back for a control plane that did not exist yet, while
-// the providers now report it initialized (a pass that created the control plane, and a fast
-// provider): the next pass decides again at once rather than waiting for an event.
-func (d *Decision) Stale(controlPlaneInitialized bool) bool {
-	return !d.Upgrade.ControlPlane.Exists && controlPlaneInitialized && len(d.PendingCreates()) > 0
 }

@@ -190,17 +190,67 @@ func TestVersionErrorsNameObjectAndField(t *testing.T) {
 	assert.Equal(t, "Cluster default/demo: spec.topology.version v1.30.0: v1.30.0 is older than v1.31.2, the version the control plane was told to run: downgrades are not supported", err.Error())
 }
 
-// TestStaleFirstPass: the pass that creates the control plane holds the new pools back (no
-// control plane yet); when the providers then report it initialized the decision is stale and
-// the next pass comes at once. Once the control plane exists a decision is never stale.
-func TestStaleFirstPass(t *testing.T) {
+// TestPendingCreateByControlPlane_IsControlPlaneStable: which new pools a pass holds back, by the
+// control plane's state (Cluster API v1.14's computeMachineDeploymentVersion and
+// computeMachinePoolVersion with ControlPlaneUpgradeTracker.IsControlPlaneStable): none when the
+// control plane is created in the same pass, all while an existing one provisions or upgrades.
+func TestPendingCreateByControlPlane_IsControlPlaneStable(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cp      func(w *world)
+		pending []string
+	}{
+		{name: "created in the same pass", cp: func(w *world) {
+			w.in.Desired.Current = desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{},
+				Templates: map[string]*unstructured.Unstructured{}}
+			w.in.Desired.Cluster.Spec.InfrastructureRef, w.in.Desired.Cluster.Spec.ControlPlaneRef = nil, nil
+		}},
+		{name: "provisioning (no status version yet)", cp: func(w *world) {
+			unstructured.RemoveNestedField(w.in.Desired.Current.ControlPlane.Object, "status", "version")
+		}, pending: []string{"md-0", "md-1", "mp-0"}},
+		{name: "stable", cp: func(*world) {}},
+		{name: "upgrading", cp: func(w *world) {
+			w.in.Desired.Cluster.Spec.Topology.Version = "v1.32.0"
+			require.NoError(t, unstructured.SetNestedField(w.in.Desired.Current.ControlPlane.Object, "v1.32.0", "spec", "version"))
+		}, pending: []string{"md-0", "md-1", "mp-0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sampleWorld(t)
+			tc.cp(w)
+			// Every pool is new.
+			w.in.Desired.Current.MachineDeployments = map[string]*clusterv1.MachineDeployment{}
+			w.in.Desired.Current.MachinePools = map[string]*clusterv1.MachinePool{}
+			dec := w.decide(t)
+			assert.Equal(t, tc.pending, dec.PendingCreates())
+			objs, err := dec.State.Objects()
+			require.NoError(t, err)
+			mds := 0
+			for _, o := range objs {
+				if o.GetKind() == "MachineDeployment" {
+					mds++
+				}
+			}
+			if len(tc.pending) == 0 {
+				assert.Equal(t, 2, mds, "both MachineDeployments are written in this pass")
+			} else {
+				assert.Zero(t, mds)
+			}
+		})
+	}
+}
+
+// TestPendingCreateWhileBeforeWorkersUpgradeHolds: with the control plane upgraded and the
+// existing pools held by BeforeWorkersUpgrade, a new pool waits too (Cluster API v1.14's
+// computeMachineDeploymentVersion: HookResponseTracker.IsBlocking(BeforeWorkersUpgrade)).
+func TestPendingCreateWhileBeforeWorkersUpgradeHolds(t *testing.T) {
 	w := sampleWorld(t)
-	w.in.Desired.Current = desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{},
-		Templates: map[string]*unstructured.Unstructured{}}
-	w.in.Desired.Cluster.Spec.InfrastructureRef, w.in.Desired.Cluster.Spec.ControlPlaneRef = nil, nil
+	w.in.Desired.Cluster.Spec.Topology.Version = "v1.32.0"
+	cp := w.in.Desired.Current.ControlPlane.Object
+	require.NoError(t, unstructured.SetNestedField(cp, "v1.32.0", "spec", "version"))
+	require.NoError(t, unstructured.SetNestedField(cp, "v1.32.0", "status", "version"))
+	w.in.Ledger = &upgrade.Ledger{ApprovedTarget: "v1.32.0", ControlPlaneApproved: "v1.32.0", ControlPlaneAcknowledged: "v1.32.0"}
+	delete(w.in.Desired.Current.MachineDeployments, "md-1")
 	dec := w.decide(t)
-	assert.Equal(t, []string{"md-0", "md-1", "mp-0"}, dec.PendingCreates())
-	assert.True(t, dec.Stale(true))
-	assert.False(t, dec.Stale(false))
-	assert.False(t, sampleWorld(t).decide(t).Stale(true), "a settled Cluster")
+	require.Equal(t, "BeforeWorkersUpgrade", dec.HeldBy)
+	assert.Equal(t, []string{"md-1"}, dec.PendingCreates())
 }

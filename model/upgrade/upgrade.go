@@ -187,13 +187,16 @@ type computation struct {
 	// cpUpgrading: the control plane is rolling out or not stable.
 	cpUpgrading bool
 	chained     bool
-	// rollingOut counts the pools rolling out, against the concurrency.
-	rollingOut, concurrency int
+	// rollingOut counts the pools rolling out by kind (MachinePool or not): MachineDeployments and
+	// MachinePools each have the concurrency (Cluster API's UpgradeTracker keeps one
+	// WorkerUpgradeTracker per kind, each with maxUpgradeConcurrency).
+	rollingOut  map[bool]int
+	concurrency int
 }
 
 func newComputation(in Input, res *Result) (*computation, error) {
 	cp := in.ControlPlane
-	c := &computation{in: in, res: res, reached: cp.SpecVersion, concurrency: max(in.Concurrency, 1),
+	c := &computation{in: in, res: res, reached: cp.SpecVersion, concurrency: max(in.Concurrency, 1), rollingOut: map[bool]int{},
 		cpUpgrading: cp.StatusVersion != cp.SpecVersion || !cp.Stable, chained: len(in.KubernetesVersions) > 0 || in.External != nil}
 	var steps []string
 	if in.External != nil {
@@ -215,7 +218,7 @@ func newComputation(in Input, res *Result) (*computation, error) {
 	}
 	for _, p := range in.Pools {
 		if p.Exists && p.RollingOut {
-			c.rollingOut++
+			c.rollingOut[p.MachinePool]++
 		}
 	}
 	return c, nil
@@ -268,10 +271,10 @@ func (c *computation) pools() error {
 		case p.RollingOut:
 			// Busy with another change: it takes the version once that is done (no double rollout).
 			res.Pending = append(res.Pending, p.Name)
-		case c.rollingOut < c.concurrency:
+		case c.rollingOut[p.MachinePool] < c.concurrency:
 			res.Pools[p.Key()] = c.reached
 			res.Upgrading = append(res.Upgrading, p.Name)
-			c.rollingOut++
+			c.rollingOut[p.MachinePool]++
 		default:
 			res.Pending = append(res.Pending, p.Name)
 		}
@@ -291,7 +294,7 @@ func (c *computation) controlPlane() {
 	switch {
 	case c.cpUpgrading:
 		res.Waiting = "control plane upgrading to " + cp.SpecVersion
-	case c.rollingOut > 0:
+	case c.rollingOut[false]+c.rollingOut[true] > 0:
 		res.Waiting = "worker pools rolling out: " + strings.Join(res.Upgrading, ", ")
 	default:
 		if behind := behindPools(c.in.Pools, c.reached, c.next, c.follows); len(behind) > 0 {

@@ -91,6 +91,27 @@ func TestConcurrency(t *testing.T) {
 	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2 md-1→v1.31.2", "md-2→v1.31.2"}, got)
 }
 
+// TestConcurrencyIsPerKind: MachineDeployments and MachinePools each upgrade under the
+// concurrency (Cluster API's UpgradeTracker: one WorkerUpgradeTracker per kind, each checked by
+// AllowUpgrade in computeMachineDeploymentVersion / computeMachinePoolVersion): a MachinePool
+// takes the version while a MachineDeployment rolls out.
+func TestConcurrencyIsPerKind(t *testing.T) {
+	w := newWorld("v1.30.5", "md-0", "md-1")
+	w.pools = append(w.pools, Pool{Name: "mp-0", MachinePool: true, Exists: true, Version: "v1.30.5"})
+	got := w.run(t, Input{Target: "v1.31.2"})
+	assert.Equal(t, []string{"cp→v1.31.2", "md-0→v1.31.2 mp-0→v1.31.2", "md-1→v1.31.2"}, got)
+
+	// A MachineDeployment rolling out for another reason holds the next MachineDeployment, not
+	// the MachinePool.
+	w = newWorld("v1.31.2", "md-0", "md-1")
+	w.pools = append(w.pools, Pool{Name: "mp-0", MachinePool: true, Exists: true, Version: "v1.30.5"})
+	w.pools[0].RollingOut, w.pools[1].Version = true, "v1.30.5"
+	res, err := Compute(Input{Target: "v1.31.2", ControlPlane: w.cp, Pools: w.pools})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.30.5", res.Pools[PoolKey(false, "md-1")])
+	assert.Equal(t, "v1.31.2", res.Pools[PoolKey(true, "mp-0")])
+}
+
 // TestChainedUpgrade: across two minors with kubernetesVersions, the control plane steps through
 // the last patch of each minor; workers (within the skew) skip the intermediate step.
 func TestChainedUpgrade(t *testing.T) {

@@ -294,10 +294,11 @@ func TestMissingClassThenTemplate(t *testing.T) {
 	assertRunning(t, id)
 }
 
-// TestProvisioningWaitsForProviders: with slow providers, the Cluster goes Pending/Provisioning
-// -> Provisioned only after the infrastructure is ready, and no MachineDeployment exists before
-// the control plane is initialized.
-func TestProvisioningWaitsForProviders(t *testing.T) {
+// TestCreateAppliesPoolsWithControlPlane: with slow providers, the pools are created in the pass
+// that creates the control plane, as Cluster API v1.14 does (computeMachineDeploymentVersion: a
+// control plane about to be created is stable); the topology is reconciled while the Cluster is
+// still Provisioning, and it goes Provisioned once the providers are done.
+func TestCreateAppliesPoolsWithControlPlane(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.applyFile(classFile)
 	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
