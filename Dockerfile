@@ -3,13 +3,15 @@
 # they share the workflow definitions, and a worker and a starter of different builds should not
 # meet on one task queue.
 #
-#   docker build -t topoflow:dev .
+#   docker build --build-arg REVISION=$(git rev-parse HEAD) -t topoflow:dev .
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/worker ./cmd/starter
+# The image has no .git (.dockerignore): the revision comes as a build argument (buildinfo).
+ARG REVISION=unknown
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/topoflow/topoflow/cmd/internal/buildinfo.Revision=${REVISION}" -o /out/ ./cmd/worker ./cmd/starter
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/worker /out/starter /usr/local/bin/

@@ -26,4 +26,4 @@ generate: ## regenerate deepcopy functions and CRDs from model/api
 	./deploy/generate.sh
 
 build:
-	go build -o bin/ ./cmd/worker ./cmd/starter ./tests/sim/cmd/simprovider
+	./deploy/build.sh bin/ ./cmd/worker ./cmd/starter ./tests/sim/cmd/simprovider

@@ -13,6 +13,6 @@ if [[ -z "${KEEP_STACK:-}" ]]; then
   trap 'deploy/stack/down.sh --purge >/dev/null 2>&1 || true' EXIT
 fi
 source ".stack/$TOPOFLOW_STACK/env"
-go build -o bin/ ./cmd/worker ./cmd/starter
+deploy/build.sh bin/ ./cmd/worker ./cmd/starter
 go build -o bin/bench ./tests/bench
 bin/bench -root "$root" -bin "$root/bin" "$@"

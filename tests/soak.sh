@@ -10,6 +10,6 @@ cd "$root"
 export TOPOFLOW_STACK="${TOPOFLOW_STACK:-soak}"
 deploy/stack/up.sh
 source ".stack/$TOPOFLOW_STACK/env"
-go build -o bin/ ./cmd/worker ./cmd/starter
+deploy/build.sh bin/ ./cmd/worker ./cmd/starter
 go build -o "bin/soak" ./tests/soak
 exec bin/soak -root "$root" -bin "$root/bin" "$@"

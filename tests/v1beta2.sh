@@ -19,6 +19,23 @@ deploy/stack/run.sh
 source "$STACK_DIR/env"
 status=0
 go test -tags v1beta2 -count=1 -timeout 10m -v ./tests/v1beta2/... || status=$?
+# `make up` again, straight away and after `make down`: the stack is kept, the CRDs re-applied,
+# and both API versions of the sample Cluster still served (the conversion webhook as the worker
+# registered it).
+if [[ $status -eq 0 ]]; then
+  for again in "straight away" "after make down"; do
+    [[ "$again" == "after make down" ]] && deploy/stack/down.sh >/dev/null
+    echo "== make up again, $again"
+    if ! deploy/stack/run.sh >"$STACK_DIR/rerun.log" 2>&1; then
+      echo "FAIL: deploy/stack/run.sh again, $again:"; tail -20 "$STACK_DIR/rerun.log"; status=1; break
+    fi
+    for v in v1beta1 v1beta2; do
+      if ! "$BIN/kubectl" get "clusters.$v.cluster.x-k8s.io" demo -n default -o name >/dev/null; then
+        echo "FAIL: the sample Cluster is not served as $v after make up again, $again"; status=1
+      fi
+    done
+  done
+fi
 if [[ $status -ne 0 ]]; then
   echo "logs: $STACK_DIR (KEEP_STACK=1 keeps the stack)"
   tail -30 "$STACK_DIR/worker.log" || true

@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/topoflow/topoflow/cmd/internal/buildinfo"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
 	"github.com/topoflow/topoflow/cmd/starter/watcher"
@@ -140,20 +140,28 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func newStatusCmd(stdout io.Writer) *cobra.Command {
 	var f setup.Flags
-	var output string
+	var output, namespace string
 	var watch bool
 	var interval time.Duration
 	cmd := &cobra.Command{
-		Use:   "status NAMESPACE/NAME",
-		Short: "print where a managed Cluster stands: phase, versions, conditions, workflow step, upgrade, hook calls",
-		Example: "  starter status default/demo\n" +
+		Use:   "status [NAMESPACE/NAME]",
+		Short: "print where a managed Cluster stands (phase, versions, conditions, workflow step, upgrade, hook calls), or list them all",
+		Example: "  starter status                 # every managed Cluster, one line each\n" +
+			"  starter status -n team-a       # those of one namespace\n" +
+			"  starter status default/demo\n" +
 			"  starter status default/demo --watch\n" +
 			"  starter status default/demo -o json",
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ns, name, ok := strings.Cut(args[0], "/")
-			if !ok || ns == "" || name == "" {
-				return fmt.Errorf("want NAMESPACE/NAME, got %q", args[0])
+			var ns, name string
+			if len(args) == 1 {
+				var ok bool
+				if ns, name, ok = strings.Cut(args[0], "/"); !ok || ns == "" || name == "" {
+					return fmt.Errorf("want NAMESPACE/NAME, got %q", args[0])
+				}
+				if namespace != "" {
+					return fmt.Errorf("--namespace lists Clusters: give it or NAMESPACE/NAME, not both")
+				}
 			}
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o: unknown output format %q (text or json)", output)
@@ -170,6 +178,9 @@ func newStatusCmd(stdout io.Writer) *cobra.Command {
 			show := func() error {
 				readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
+				if name == "" {
+					return showList(readCtx, stdout, conn, namespace, output)
+				}
 				r, err := clusterstatus.Collect(readCtx, conn.Kube, conn.Temporal, ns, name)
 				if err != nil {
 					return err
@@ -186,10 +197,23 @@ func newStatusCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	goFlags(cmd, f.Register)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "without NAMESPACE/NAME: list the Clusters of this namespace only (default: all)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (with --watch, one JSON document per redraw)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw as the Cluster moves (until interrupted)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch redraws")
 	return cmd
+}
+
+// showList writes the managed Clusters, one line each.
+func showList(ctx context.Context, out io.Writer, conn *setup.Conn, namespace, output string) error {
+	rows, err := clusterstatus.List(ctx, conn.Kube, conn.Temporal, namespace)
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		return clusterstatus.WriteListJSON(out, rows)
+	}
+	return clusterstatus.WriteList(out, rows)
 }
 
 // watchStatus redraws the status every interval until ctx ends; a failed read is shown and
@@ -217,30 +241,8 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Short: "print the build's version (module version, VCS revision and time, Go version)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(stdout, versionLine())
+			fmt.Fprintln(stdout, buildinfo.Line())
 			return nil
 		},
 	}
-}
-
-// versionLine describes the build from its embedded build information.
-func versionLine() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "topoflow (no build information)"
-	}
-	rev, at, dirty := "unknown", "", ""
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = " " + s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = " (modified)"
-			}
-		}
-	}
-	return fmt.Sprintf("topoflow %s, revision %s%s%s, %s", info.Main.Version, rev, dirty, at, info.GoVersion)
 }

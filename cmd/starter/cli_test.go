@@ -40,7 +40,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"nonsense"}, 1, `starter: unknown command "nonsense"`},
 		{[]string{"plan"}, 1, "starter: give exactly one of -f or --cluster"},
 		{[]string{"plan", "-f", "x", "-o", "xml"}, 1, `unknown output format "xml"`},
-		{[]string{"status"}, 1, "accepts 1 arg(s), received 0"},
+		{[]string{"status", "a/b", "c/d"}, 1, "accepts at most 1 arg(s), received 2"},
+		{[]string{"status", "a/b", "-n", "x"}, 1, "--namespace lists Clusters: give it or NAMESPACE/NAME, not both"},
 		{[]string{"status", "noslash"}, 1, `want NAMESPACE/NAME, got "noslash"`},
 		{[]string{"status", "a/b", "-o", "yaml"}, 1, `unknown output format "yaml" (text or json)`},
 		{[]string{"--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
@@ -61,10 +62,4 @@ func TestCLIExitCodes(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(out.String(), "starter:"), "one error line: %s", out.String())
 		}
 	}
-}
-
-// TestVersionLine: the version names the build (a test binary has build information too).
-func TestVersionLine(t *testing.T) {
-	assert.True(t, strings.HasPrefix(versionLine(), "topoflow "), versionLine())
-	assert.Contains(t, versionLine(), "go1.")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/cmd/internal/buildinfo"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -87,7 +88,7 @@ func run(o *options) error {
 	defer stopEvents()
 	acts.Events = events
 	workflows.Register(w, acts)
-	log.Info("worker running", "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", o.taskQueue, "apiServer", conn.Kube.Config.Host)
+	log.Info("worker running", "build", buildinfo.Line(), "temporal", conn.Options.Address, "namespace", conn.Options.Namespace, "taskQueue", o.taskQueue, "apiServer", conn.Kube.Config.Host)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting worker: %w", err)
 	}

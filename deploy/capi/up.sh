@@ -28,7 +28,7 @@ export KUBECONFIG="$KUBECONFIG_FILE" TEMPORAL_ADDRESS
 kc() { "$BIN/kubectl" "$@"; }
 
 log "building topoflow"
-(cd "$root" && go build -o "$BIN/" ./cmd/worker ./cmd/starter ./deploy/capi/localize)
+"$root/deploy/build.sh" "$BIN/" ./cmd/worker ./cmd/starter ./deploy/capi/localize
 
 # One serving certificate for 127.0.0.1 signed by a local CA, shared by the managers' webhook
 # servers (the API server trusts the CA through each webhook's caBundle).

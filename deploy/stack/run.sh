@@ -10,7 +10,7 @@ export TOPOFLOW_CRDS="${TOPOFLOW_CRDS:-v1beta2}"
 "$root/deploy/stack/up.sh"
 
 log "building topoflow"
-(cd "$root" && go build -o "$BIN/" ./cmd/worker ./cmd/starter ./tests/sim/cmd/simprovider)
+"$root/deploy/build.sh" "$BIN/" ./cmd/worker ./cmd/starter ./tests/sim/cmd/simprovider
 
 export KUBECONFIG="$KUBECONFIG_FILE" TEMPORAL_ADDRESS
 for name in starter worker simprovider; do stop_one "$name"; done

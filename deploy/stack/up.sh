@@ -122,9 +122,19 @@ case "${TOPOFLOW_CRDS:-topoflow}" in
   capi) crds="" ;;
   *) log "TOPOFLOW_CRDS=${TOPOFLOW_CRDS}: want topoflow, v1beta2 or capi"; exit 1 ;;
 esac
+# The conversion webhook of the v1beta2 CRDs points at a Service in a cluster; the local stack's
+# worker serves it on 127.0.0.1 instead and registers its CA (--webhook-register-url). The CRDs are
+# installed with that URL already, so that a rerun's apply does not put the Service back beside
+# the URL the worker registered (the API server refuses a clientConfig with both).
+local_webhook() {
+  awk -v url="https://127.0.0.1:$WEBHOOK_PORT/convert" '
+    skip { match($0, /^ */); if (RLENGTH > ind) next; skip = 0 }
+    incc && /^ *service:$/ { match($0, /^ */); ind = RLENGTH; print substr($0, 1, ind) "url: " url; skip = 1; incc = 0; next }
+    { incc = ($0 ~ /^ *clientConfig:$/); print }'
+}
 if [[ -n "$crds" ]]; then
   log "installing CRDs ($(basename "$crds"))"
-  kc apply --server-side --force-conflicts -k "$crds" >/dev/null
+  kc kustomize "$crds" | local_webhook | kc apply --server-side --force-conflicts -f - >/dev/null
   kc apply --server-side --force-conflicts -f "$root/deploy/crds/sim" >/dev/null
   kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 fi

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -46,6 +47,14 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, corev1.ConditionTrue, c.Status.Conditions.Get("TopologyReconciled").Status)
 	assert.Equal(t, "demo-", c.Spec.ControlPlaneEndpoint.Host[:5], "endpoint copied from the infrastructure cluster")
 	assert.EqualValues(t, 6443, c.Spec.ControlPlaneEndpoint.Port)
+
+	// `starter status` without a name lists it, with its workflow's step.
+	e.waitSettled("demo")
+	rows, err := clusterstatus.List(e.ctx, kc, tc, e.ns)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Equal(t, clusterstatus.Row{Cluster: e.ns + "/demo", Class: "quick-start", Version: c.Spec.Topology.Version,
+		Phase: "Provisioned", Topology: "True", Step: "settled"}, rows[0])
 
 	// owned: topology labels, and the Cluster as owner: through the topology for cloned templates
 	// and MachinePool objects, through the Cluster controller role (as controller, for the
@@ -308,13 +317,13 @@ func TestCreateAppliesPoolsWithControlPlane(t *testing.T) {
 	})
 	c := e.waitPhase("demo", clusterv1.ClusterPhaseProvisioning, 20*time.Second)
 	assert.False(t, c.Status.InfrastructureReady)
-	assert.Empty(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), "workers wait for the control plane")
+	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2, "the pools with the control plane")
+	assert.Len(t, e.list(kube.MachinePools, labels.ClusterName+"=demo"), 1)
 	cond := c.Status.Conditions.Get("TopologyReconciled")
 	require.NotNil(t, cond)
-	assert.Equal(t, "MachineDeploymentsCreatePending", cond.Reason)
+	assert.Equal(t, corev1.ConditionTrue, cond.Status, "%+v", cond)
 
-	c = e.waitReconciled("demo", 60*time.Second)
-	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2)
+	c = e.waitPhase("demo", clusterv1.ClusterPhaseProvisioned, 60*time.Second)
 	cp := e.get(c.Spec.ControlPlaneRef)
 	st, err := contract.ReadControlPlane(cp)
 	require.NoError(t, err)

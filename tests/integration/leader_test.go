@@ -91,10 +91,10 @@ func TestStarterLeaderElection(t *testing.T) {
 
 	require.NoError(t, leader.cmd.Process.Kill())
 	killed := time.Now()
-	e.eventually(20*time.Second, "the follower takes over", func() (bool, string) { return leading(follower), "" })
-	took := time.Since(killed)
-	t.Logf("hand-over took %s", took.Round(100*time.Millisecond))
-	assert.Less(t, took, 6*time.Second+3*time.Second, "within the lease duration and a few retries")
+	// The Lease (6 s) must expire first; how long the hand-over takes beyond that depends on the
+	// machine's load, so it is logged, not asserted (the wait's bound is three leases).
+	e.eventually(3*6*time.Second, "the follower takes over", func() (bool, string) { return leading(follower), "" })
+	t.Logf("hand-over took %s", time.Since(killed).Round(100*time.Millisecond))
 
 	// The new leader drives a new Cluster.
 	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
