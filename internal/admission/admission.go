@@ -62,6 +62,9 @@ type Server struct {
 	// Versions names the API version of a provider kind, for the conversion webhook (Cluster
 	// references to v1beta1); kube.Client.PreferredVersion.
 	Versions conversion.APIVersionOf
+	// Gates are the Cluster API feature gates whose rules apply (taints need
+	// MachineTaintPropagation).
+	Gates validation.Gates
 }
 
 var (
@@ -211,7 +214,7 @@ func (s *Server) validateCluster(ctx context.Context, req *admissionv1.Admission
 			}
 		}
 	}
-	errs := validation.Cluster(c, old, class, oldClass)
+	errs := append(validation.Cluster(c, old, class, oldClass), validation.ClusterTaints(c, s.Gates)...)
 	if len(errs) == 0 && class != nil && old != nil && old.Spec.Topology != nil && old.Spec.Topology.Version != c.Spec.Topology.Version {
 		running, err := s.Reads.RunningState(ctx, old, class)
 		if err != nil {
@@ -274,7 +277,7 @@ func (s *Server) validateClusterClass(ctx context.Context, req *admissionv1.Admi
 			return denied(apierrors.NewInternalError(fmt.Errorf("could not retrieve Clusters using ClusterClass: %w", err)))
 		}
 	}
-	if errs := validation.ClusterClass(class, old, clusters); len(errs) > 0 {
+	if errs := append(validation.ClusterClass(class, old, clusters), validation.ClassTaints(class, s.Gates)...); len(errs) > 0 {
 		return invalid(clusterClassKind, class.Name, errs)
 	}
 	return allowed()

@@ -27,6 +27,8 @@ var (
 	ControlPlaneMachineTemplate   = Path{"spec", "machineTemplate"}
 	ControlPlaneInfrastructureRef = Path{"spec", "machineTemplate", "infrastructureRef"}
 	ControlPlaneMachineMetadata   = Path{"spec", "machineTemplate", "metadata"}
+	ControlPlaneMachineTaints     = Path{"spec", "machineTemplate", "taints"}
+	ControlPlaneRolloutAfter      = Path{"spec", "rollout", "after"}
 	ControlPlaneStatusVersion     = Path{"status", "version"}
 	ControlPlaneStatusReplicas    = Path{"status", "replicas"}
 	ControlPlaneStatusUpdated     = Path{"status", "updatedReplicas"}

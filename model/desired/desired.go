@@ -928,6 +928,9 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			return nil, err
 		}
 	}
+	if err := controlPlaneTaintsAndRollout(obj, firstTaints(topo.Taints, cpClass.Taints), topo.Rollout); err != nil {
+		return nil, err
+	}
 	for _, t := range []struct {
 		field       string
 		class, topo *metav1.Duration
@@ -1010,8 +1013,10 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mdClass.NodeVolumeDetachTimeout),
 					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mdClass.NodeDeletionTimeout),
 					ReadinessGates:          firstGates(topo.ReadinessGates, mdClass.ReadinessGates),
+					Taints:                  firstTaints(topo.Taints, mdClass.Taints),
 				},
 			},
+			RolloutAfter: rolloutAfter(topo.Rollout),
 		},
 	}
 	// Cluster API's selectors.ForMachineDeploymentMHC.
@@ -1071,6 +1076,7 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mpClass.NodeDrainTimeout),
 					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mpClass.NodeVolumeDetachTimeout),
 					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mpClass.NodeDeletionTimeout),
+					Taints:                  firstTaints(topo.Taints, mpClass.Taints),
 				},
 			},
 		},
@@ -1300,6 +1306,51 @@ func firstStrategy(vs ...*clusterv1.MachineDeploymentStrategy) *clusterv1.Machin
 	for _, v := range vs {
 		if v != nil {
 			return v.DeepCopy()
+		}
+	}
+	return nil
+}
+
+// controlPlaneTaintsAndRollout sets the control plane's machine taints (v1beta1 contract path
+// spec.machineTemplate.taints) and rollout.after (spec.rollout.after), as Cluster API's
+// computeControlPlane does: nil taints (neither topology nor class set them) leave the field to
+// providers that do not know it; a zero time sets nothing.
+func controlPlaneTaintsAndRollout(obj *unstructured.Unstructured, taints []clusterv1.MachineTaint, rollout *clusterv1.TopologyRollout) error {
+	if taints != nil {
+		list := make([]any, len(taints))
+		for i, t := range taints {
+			m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
+			if t.Value != "" {
+				m["value"] = t.Value
+			}
+			if t.Propagation != "" {
+				m["propagation"] = string(t.Propagation)
+			}
+			list[i] = m
+		}
+		if err := contract.Set(obj, contract.ControlPlaneMachineTaints, list); err != nil {
+			return err
+		}
+	}
+	if after := rolloutAfter(rollout); after != nil {
+		return contract.Set(obj, contract.ControlPlaneRolloutAfter, after.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// rolloutAfter is a topology part's rollout.after, nil when unset or zero.
+func rolloutAfter(r *clusterv1.TopologyRollout) *metav1.Time {
+	if r == nil || r.After == nil || r.After.IsZero() {
+		return nil
+	}
+	return r.After.DeepCopy()
+}
+
+// firstTaints is the first list set (the topology's over the class's), copied.
+func firstTaints(ts ...[]clusterv1.MachineTaint) []clusterv1.MachineTaint {
+	for _, t := range ts {
+		if t != nil {
+			return append([]clusterv1.MachineTaint{}, t...)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ package desired
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -347,4 +348,68 @@ func TestPoolMetadata_computeMachineDeployment(t *testing.T) {
 	assert.Equal(t, obj.Labels, obj.Spec.Template.ObjectMeta.Labels)
 	assert.Equal(t, map[string]string{labels.ClusterName: "demo", labels.TopologyOwned: "", labels.MachineDeploymentName: md.Name},
 		obj.Spec.Selector.MatchLabels)
+}
+
+// TestTaintsAndRolloutAfter_computeControlPlane: taints (Cluster API v1.13) go to the control
+// plane's machine template (the v1beta1 contract path spec.machineTemplate.taints; Cluster API's
+// ControlPlaneMachineTemplate.Taints) and to the pools' machine templates, the topology's list
+// over the class's (computeControlPlane, computeMachineDeployment, computeMachinePool); unset in
+// both, nothing is written. rollout.after goes to the control plane's spec.rollout.after
+// (ControlPlaneContract.RolloutAfter) and to a MachineDeployment's rolloutAfter (v1beta1 of
+// spec.rollout.after); Topology.rolloutAfter has no function, as in Cluster API.
+func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
+	in := sample(t)
+	s, err := Compute(in)
+	require.NoError(t, err)
+	_, found, _ := unstructured.NestedFieldNoCopy(s.ControlPlane.Object, "spec", "machineTemplate", "taints")
+	assert.False(t, found, "no taints anywhere: the field is left alone")
+	_, found, _ = unstructured.NestedFieldNoCopy(s.ControlPlane.Object, "spec", "rollout")
+	assert.False(t, found)
+	assert.Nil(t, s.MachineDeployments[0].Object.Spec.Template.Spec.Taints)
+	assert.Nil(t, s.MachineDeployments[0].Object.Spec.RolloutAfter)
+
+	classTaint := clusterv1.MachineTaint{Key: "example.com/class", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways}
+	topoTaint := clusterv1.MachineTaint{Key: "example.com/topo", Value: "x", Effect: "PreferNoSchedule", Propagation: clusterv1.MachineTaintPropagationOnInitialization}
+	in.Class.Spec.ControlPlane.Taints = []clusterv1.MachineTaint{classTaint}
+	for i := range in.Class.Spec.Workers.MachineDeployments {
+		in.Class.Spec.Workers.MachineDeployments[i].Taints = []clusterv1.MachineTaint{classTaint}
+	}
+	for i := range in.Class.Spec.Workers.MachinePools {
+		in.Class.Spec.Workers.MachinePools[i].Taints = []clusterv1.MachineTaint{classTaint}
+	}
+	topo := in.Cluster.Spec.Topology
+	topo.Workers.MachineDeployments[1].Taints = []clusterv1.MachineTaint{topoTaint}
+	after := metav1.NewTime(time.Date(2026, 3, 9, 9, 0, 0, 0, time.UTC))
+	topo.ControlPlane.Rollout = &clusterv1.TopologyRollout{After: &after}
+	topo.Workers.MachineDeployments[0].Rollout = &clusterv1.TopologyRollout{After: &after}
+	topo.RolloutAfter = &after
+	s, err = Compute(in)
+	require.NoError(t, err)
+	taints, _, _ := unstructured.NestedSlice(s.ControlPlane.Object, "spec", "machineTemplate", "taints")
+	assert.Equal(t, []any{map[string]any{"key": "example.com/class", "effect": "NoSchedule", "propagation": "Always"}}, taints)
+	v, _, _ := unstructured.NestedString(s.ControlPlane.Object, "spec", "rollout", "after")
+	assert.Equal(t, "2026-03-09T09:00:00Z", v)
+	mds := map[string]*clusterv1.MachineDeployment{}
+	for _, md := range s.MachineDeployments {
+		mds[md.TopologyName] = md.Object
+	}
+	assert.Equal(t, []clusterv1.MachineTaint{classTaint}, mds["md-0"].Spec.Template.Spec.Taints, "the class's")
+	assert.Equal(t, []clusterv1.MachineTaint{topoTaint}, mds["md-1"].Spec.Template.Spec.Taints, "the topology's over the class's")
+	require.NotNil(t, mds["md-0"].Spec.RolloutAfter)
+	assert.True(t, after.Equal(mds["md-0"].Spec.RolloutAfter))
+	assert.Nil(t, mds["md-1"].Spec.RolloutAfter)
+	assert.Equal(t, []clusterv1.MachineTaint{classTaint}, s.MachinePools[0].Object.Spec.Template.Spec.Taints)
+
+	// Topology.rolloutAfter alone changes nothing.
+	base, err := Compute(sample(t))
+	require.NoError(t, err)
+	in = sample(t)
+	in.Cluster.Spec.Topology.RolloutAfter = &after
+	s, err = Compute(in)
+	require.NoError(t, err)
+	want, err := base.AllObjects()
+	require.NoError(t, err)
+	got, err := s.AllObjects()
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }

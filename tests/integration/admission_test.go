@@ -22,6 +22,7 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/admission"
 	"github.com/topoflow/topoflow/internal/selfsigned"
+	"github.com/topoflow/topoflow/model/validation"
 )
 
 // serveAdmission serves topoflow's admission webhooks over TLS and registers them on the real API
@@ -29,11 +30,18 @@ import (
 // function that unregisters them early.
 func (e *env) serveAdmission() func() {
 	e.t.Helper()
+	return e.serveAdmissionWith(validation.Gates{})
+}
+
+// serveAdmissionWith is serveAdmission with Cluster API feature gates on (the worker's
+// --feature-gates).
+func (e *env) serveAdmissionWith(gates validation.Gates) func() {
+	e.t.Helper()
 	pair, err := selfsigned.New("127.0.0.1")
 	require.NoError(e.t, err)
 	cert, err := pair.TLS()
 	require.NoError(e.t, err)
-	srv := httptest.NewUnstartedServer((&admission.Server{Reads: activities.New(kc, slog.Default()), Log: slog.Default()}).Handler())
+	srv := httptest.NewUnstartedServer((&admission.Server{Reads: activities.New(kc, slog.Default()), Log: slog.Default(), Gates: gates}).Handler())
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	url := srv.URL

@@ -47,6 +47,8 @@ type Topology struct {
 	ClassNamespace string `json:"classNamespace,omitempty"`
 	// Version is the Kubernetes version of the Cluster.
 	Version string `json:"version"`
+	// RolloutAfter is deprecated in Cluster API and has no function there: topoflow reads it
+	// neither (use controlPlane.rollout.after and machineDeployments[].rollout.after).
 	// +optional
 	RolloutAfter *metav1.Time `json:"rolloutAfter,omitempty"`
 	// +optional
@@ -78,8 +80,27 @@ type ControlPlaneTopology struct {
 	// +listType=map
 	// +listMapKey=conditionType
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
+	// Rollout.After rolls the machines out after that time even without a change (Cluster API v1.13).
+	// +optional
+	Rollout *TopologyRollout `json:"rollout,omitempty"`
 	// +optional
 	Variables *ControlPlaneVariables `json:"variables,omitempty"`
+}
+
+// TopologyRollout asks for a rollout of a part's machines (Cluster API v1.13).
+// +kubebuilder:validation:MinProperties=1
+type TopologyRollout struct {
+	// After rolls the machines out once this time has passed, even if nothing else changed.
+	// +optional
+	After *metav1.Time `json:"after,omitempty"`
 }
 
 // WorkersTopology lists the worker pools of a topology.
@@ -122,6 +143,17 @@ type MachineDeploymentTopology struct {
 	// +listType=map
 	// +listMapKey=conditionType
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
+	// Rollout.After rolls the machines out after that time even without a change (Cluster API v1.13).
+	// +optional
+	Rollout *TopologyRollout `json:"rollout,omitempty"`
 	// +optional
 	Strategy *MachineDeploymentStrategy `json:"strategy,omitempty"`
 	// +optional
@@ -145,6 +177,14 @@ type MachinePoolTopology struct {
 	NodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
 	// +optional
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// +optional

@@ -95,6 +95,14 @@ type ControlPlaneClass struct {
 	// +listType=map
 	// +listMapKey=conditionType
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 }
 
 // ControlPlaneClassNamingStrategy names the generated control plane.
@@ -137,6 +145,14 @@ type MachineDeploymentClass struct {
 	// +listType=map
 	// +listMapKey=conditionType
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 	// +optional
 	Strategy *MachineDeploymentStrategy `json:"strategy,omitempty"`
 }
@@ -171,6 +187,14 @@ type MachinePoolClass struct {
 	NodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
 	// +optional
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 }
 
 // MachinePoolClassTemplate holds the templates a MachinePoolClass stamps from.

@@ -73,6 +73,39 @@ type MachineReadinessGate struct {
 	Polarity string `json:"polarity,omitempty"`
 }
 
+// MachineTaint is a taint Cluster API puts on the Node of a Machine (Cluster API v1.13, feature
+// gate MachineTaintPropagation; backported to v1beta1 in v1.13).
+type MachineTaint struct {
+	// Key is the taint key: a qualified name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+	Key string `json:"key,omitempty"`
+	// Value is the taint value: a label value.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	Value string `json:"value,omitempty"`
+	// Effect is NoSchedule, PreferNoSchedule or NoExecute.
+	// +required
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	Effect corev1.TaintEffect `json:"effect,omitempty"`
+	// Propagation is Always (kept on the Node) or OnInitialization (set once when the Node joins).
+	// +required
+	Propagation MachineTaintPropagation `json:"propagation,omitempty"`
+}
+
+// MachineTaintPropagation says when a taint goes to the Node.
+// +kubebuilder:validation:Enum=Always;OnInitialization
+type MachineTaintPropagation string
+
+const (
+	MachineTaintPropagationAlways           MachineTaintPropagation = "Always"
+	MachineTaintPropagationOnInitialization MachineTaintPropagation = "OnInitialization"
+)
+
 // ClusterAvailabilityGate adds a condition that a Cluster must have to be Available.
 type ClusterAvailabilityGate struct {
 	ConditionType string `json:"conditionType"`

@@ -29,6 +29,14 @@ type MachineSpec struct {
 	// +listType=map
 	// +listMapKey=conditionType
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+	// Taints go to the Nodes of the machines (Cluster API v1.13).
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 	// +optional
 	NodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
 	// +optional

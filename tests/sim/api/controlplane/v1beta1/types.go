@@ -30,6 +30,20 @@ type SimControlPlaneMachineTemplate struct {
 	NodeVolumeDetachTimeout *metav1.Duration `json:"nodeVolumeDetachTimeout,omitempty"`
 	// +optional
 	NodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
+	// Taints of the control plane machines' Nodes (the v1beta1 contract's
+	// spec.machineTemplate.taints).
+	// +optional
+	Taints []SimTaint `json:"taints,omitempty"`
+}
+
+// SimTaint is a machine taint as the contract carries it.
+type SimTaint struct {
+	Key string `json:"key"`
+	// +optional
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+	// +optional
+	Propagation string `json:"propagation,omitempty"`
 }
 
 // SimControlPlaneSpec is the contract's spec plus whatever patches add.
