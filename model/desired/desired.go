@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
@@ -1133,14 +1132,12 @@ func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, 
 // DefaultNodeStartupTimeout is the MachineHealthCheck webhook's default nodeStartupTimeout.
 var DefaultNodeStartupTimeout = metav1.Duration{Duration: 10 * time.Minute}
 
-// defaultMachineHealthCheck applies the MachineHealthCheck webhook's defaults (Cluster API's
-// webhooks.MachineHealthCheck.Default): maxUnhealthy 100%, nodeStartupTimeout 10m, and the
-// remediation template in the check's namespace.
+// defaultMachineHealthCheck applies the MachineHealthCheck webhook's defaults as Cluster API
+// v1.14's computeMachineHealthCheck calls them (core/webhooks/admission MachineHealthCheck.Default):
+// nodeStartupTimeout 10m only. Before v1.11 the webhook also wrote maxUnhealthy 100%; v1.14 writes
+// no remediation trigger, so neither does topoflow (a takeover would otherwise change every
+// check). The remediation template goes in the check's namespace (v1beta1's ref has one).
 func defaultMachineHealthCheck(m *clusterv1.MachineHealthCheck) {
-	if m.Spec.MaxUnhealthy == nil {
-		v := intstr.FromString("100%")
-		m.Spec.MaxUnhealthy = &v
-	}
 	if m.Spec.NodeStartupTimeout == nil {
 		d := DefaultNodeStartupTimeout
 		m.Spec.NodeStartupTimeout = &d

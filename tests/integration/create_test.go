@@ -173,7 +173,9 @@ func TestCreateClusterFromClass(t *testing.T) {
 		assert.Equal(t, "sim-node:v1.31.2", img, "version-aware patch")
 		mhc := e.getTyped(kube.MachineHealthChecks, md.Name, &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
 		assert.Equal(t, c.UID, mhc.OwnerReferences[0].UID, "%s MachineHealthCheck owned by the Cluster", pool)
-		assert.Equal(t, "100%", mhc.Spec.MaxUnhealthy.String(), "%s MachineHealthCheck with the webhook's default", pool)
+		assert.Nil(t, mhc.Spec.MaxUnhealthy, "%s MachineHealthCheck: no remediation trigger (Cluster API v1.14 writes none)", pool)
+		require.NotNil(t, mhc.Spec.NodeStartupTimeout)
+		assert.Equal(t, "10m0s", mhc.Spec.NodeStartupTimeout.Duration.String(), "%s MachineHealthCheck with the webhook's default", pool)
 	}
 
 	// The MachinePool, its bootstrap config and infrastructure pool.
