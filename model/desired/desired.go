@@ -1092,7 +1092,7 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology, topoField, name string,
 	selector metav1.LabelSelector) (*clusterv1.MachineHealthCheck, error) {
 	def := class
-	if topo != nil && !isZeroMHC(&topo.MachineHealthCheckClass) {
+	if topo != nil && !topo.MachineHealthCheckClass.IsZero() {
 		def = &topo.MachineHealthCheckClass
 	}
 	enabled := def != nil
@@ -1116,13 +1116,14 @@ func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, 
 			OwnerReferences: []metav1.OwnerReference{clusterOwner(c.cluster)},
 		},
 		Spec: clusterv1.MachineHealthCheckSpec{
-			ClusterName:         c.cluster.Name,
-			Selector:            selector,
-			UnhealthyConditions: d.UnhealthyConditions,
-			MaxUnhealthy:        d.MaxUnhealthy,
-			UnhealthyRange:      d.UnhealthyRange,
-			NodeStartupTimeout:  d.NodeStartupTimeout,
-			RemediationTemplate: d.RemediationTemplate,
+			ClusterName:                c.cluster.Name,
+			Selector:                   selector,
+			UnhealthyConditions:        d.UnhealthyConditions,
+			UnhealthyMachineConditions: d.UnhealthyMachineConditions,
+			MaxUnhealthy:               d.MaxUnhealthy,
+			UnhealthyRange:             d.UnhealthyRange,
+			NodeStartupTimeout:         d.NodeStartupTimeout,
+			RemediationTemplate:        d.RemediationTemplate,
 		},
 	}
 	defaultMachineHealthCheck(mhc)
@@ -1145,10 +1146,6 @@ func defaultMachineHealthCheck(m *clusterv1.MachineHealthCheck) {
 	if r := m.Spec.RemediationTemplate; r != nil && r.Namespace == "" {
 		r.Namespace = m.Namespace
 	}
-}
-
-func isZeroMHC(m *clusterv1.MachineHealthCheckClass) bool {
-	return len(m.UnhealthyConditions) == 0 && m.MaxUnhealthy == nil && m.UnhealthyRange == nil && m.NodeStartupTimeout == nil && m.RemediationTemplate == nil
 }
 
 // objectMeta is the metadata of an object made from a template: the template's

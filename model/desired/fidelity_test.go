@@ -413,3 +413,23 @@ func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }
+
+// TestUnhealthyMachineConditions_computeMachineHealthCheck: a health check's machine conditions
+// (Cluster API v1.12) go into the MachineHealthCheck as the class or the topology defines them;
+// a topology check that sets only them replaces the class's check (MachineHealthCheckClass.IsZero).
+func TestUnhealthyMachineConditions_computeMachineHealthCheck(t *testing.T) {
+	in := sample(t)
+	cond := clusterv1.UnhealthyMachineCondition{Type: "example.com/Stuck", Status: metav1.ConditionTrue, Timeout: metav1.Duration{Duration: 5 * time.Minute}}
+	require.NotNil(t, in.Class.Spec.ControlPlane.MachineHealthCheck)
+	in.Class.Spec.ControlPlane.MachineHealthCheck.UnhealthyMachineConditions = []clusterv1.UnhealthyMachineCondition{cond}
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
+		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{UnhealthyMachineConditions: []clusterv1.UnhealthyMachineCondition{cond}}}
+	s, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{cond}, s.ControlPlaneMachineHealthCheck.Spec.UnhealthyMachineConditions)
+	md0 := s.MachineDeployments[0].MachineHealthCheck
+	require.NotNil(t, md0)
+	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{cond}, md0.Spec.UnhealthyMachineConditions)
+	assert.Empty(t, md0.Spec.UnhealthyConditions, "the topology's check replaced the class's")
+	assert.Nil(t, md0.Spec.UnhealthyRange)
+}

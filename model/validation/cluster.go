@@ -229,7 +229,7 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 	var errs field.ErrorList
 	topo := c.Spec.Topology
 	enabled := func(m *clusterv1.MachineHealthCheckTopology) bool { return m != nil && m.Enable != nil && *m.Enable }
-	if enabled(topo.ControlPlane.MachineHealthCheck) && class.Spec.ControlPlane.MachineHealthCheck == nil && isZero(topo.ControlPlane.MachineHealthCheck) {
+	if enabled(topo.ControlPlane.MachineHealthCheck) && class.Spec.ControlPlane.MachineHealthCheck == nil && topo.ControlPlane.MachineHealthCheck.MachineHealthCheckClass.IsZero() {
 		errs = append(errs, field.Forbidden(tp.Child("controlPlane", "machineHealthCheck", "enable"), "neither the topology nor the ClusterClass defines a MachineHealthCheck"))
 	}
 	if w := topo.Workers; w != nil {
@@ -240,7 +240,7 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 				errs = append(errs, field.Invalid(p.Child("class"), md.Class, fmt.Sprintf("MachineDeploymentClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
 				continue
 			}
-			if enabled(md.MachineHealthCheck) && mdc.MachineHealthCheck == nil && isZero(md.MachineHealthCheck) {
+			if enabled(md.MachineHealthCheck) && mdc.MachineHealthCheck == nil && md.MachineHealthCheck.MachineHealthCheckClass.IsZero() {
 				errs = append(errs, field.Forbidden(p.Child("machineHealthCheck", "enable"), "neither the topology nor the MachineDeploymentClass defines a MachineHealthCheck"))
 			}
 		}
@@ -281,11 +281,6 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 		}
 	}
 	return errs
-}
-
-func isZero(m *clusterv1.MachineHealthCheckTopology) bool {
-	c := m.MachineHealthCheckClass
-	return len(c.UnhealthyConditions) == 0 && c.MaxUnhealthy == nil && c.UnhealthyRange == nil && c.NodeStartupTimeout == nil && c.RemediationTemplate == nil
 }
 
 // versionUpdate: no downgrade; at most one minor at a time unless the class lists

@@ -6,6 +6,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -140,8 +141,20 @@ func machineHealthCheck(m *clusterv1.MachineHealthCheckClass, p *field.Path) fie
 			errs = append(errs, field.Invalid(p.Child("unhealthyConditions").Index(i).Child("timeout"), c.Timeout.String(), "must not be negative"))
 		}
 	}
+	for i, c := range m.UnhealthyMachineConditions {
+		// Cluster API's CRD rule (a CEL validation there; topoflow's CRDs carry no list bounds
+		// that would keep its cost within the API server's budget, so the webhook checks it).
+		if slices.Contains(reservedMachineConditions, c.Type) {
+			errs = append(errs, field.Invalid(p.Child("unhealthyMachineConditions").Index(i).Child("type"), c.Type,
+				"type must not be one of: "+strings.Join(reservedMachineConditions, ", ")))
+		}
+	}
 	return errs
 }
+
+// reservedMachineConditions are the Machine conditions a health check must not watch: Cluster
+// API sets them from the check's own outcome.
+var reservedMachineConditions = []string{"Ready", "Available", "HealthCheckSucceeded", "OwnerRemediated", "ExternallyRemediated"}
 
 func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
 	if errs := Variables(class.Spec.Variables, p); len(errs) > 0 {

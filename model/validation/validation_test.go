@@ -54,6 +54,9 @@ func TestClusterClassRules(t *testing.T) {
 		{"MHC range and maxUnhealthy exclusive", func(c *clusterv1.ClusterClass) {
 			c.Spec.Workers.MachineDeployments[0].MachineHealthCheck.MaxUnhealthy = ptrIntStr("40%")
 		}, "spec.workers.machineDeployments[0].machineHealthCheck.unhealthyRange: Forbidden"},
+		{"MHC machine conditions Cluster API sets itself are refused", func(c *clusterv1.ClusterClass) {
+			c.Spec.Workers.MachineDeployments[0].MachineHealthCheck.UnhealthyMachineConditions = []clusterv1.UnhealthyMachineCondition{{Type: "Ready", Status: "False"}}
+		}, `spec.workers.machineDeployments[0].machineHealthCheck.unhealthyMachineConditions[0].type: Invalid value: "Ready": type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated`},
 		{"control plane MHC needs machines", func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.MachineInfrastructure = nil },
 			"spec.controlPlane.machineHealthCheck: Forbidden"},
 		{"unique variable names", func(c *clusterv1.ClusterClass) { c.Spec.Variables = append(c.Spec.Variables, c.Spec.Variables[0]) },

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -19,14 +20,19 @@ import (
 	"github.com/topoflow/topoflow/model/validation"
 )
 
-var classTaint = map[string]any{"key": "example.com/class", "effect": "NoSchedule", "propagation": "Always"}
+var (
+	classTaint       = map[string]any{"key": "example.com/class", "effect": "NoSchedule", "propagation": "Always"}
+	machineCondition = map[string]any{"type": "example.com/Stuck", "status": "True", "timeout": "5m0s"}
+)
 
-// withTaints puts a control plane taint and a MachineDeployment class taint in the sample class,
-// a topology taint on md-1, and rollout.after on the control plane and md-0.
+// withTaints puts a control plane taint, a MachineDeployment class taint and a control plane
+// health check machine condition in the sample class, a topology taint on md-1, and rollout.after
+// on the control plane and md-0.
 func withTaints(u *unstructured.Unstructured) {
 	switch u.GetKind() {
 	case "ClusterClass":
 		_ = unstructured.SetNestedSlice(u.Object, []any{classTaint}, "spec", "controlPlane", "taints")
+		_ = unstructured.SetNestedSlice(u.Object, []any{machineCondition}, "spec", "controlPlane", "machineHealthCheck", "unhealthyMachineConditions")
 		mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "workers", "machineDeployments")
 		for _, md := range mds {
 			md.(map[string]any)["taints"] = []any{classTaint}
@@ -74,7 +80,8 @@ func TestTaintsNeedTheGate(t *testing.T) {
 
 // TestTaintsAndRolloutAfterOnTheWire: with the gate on, the control plane and the pools carry
 // the taints (the topology's over the class's) and rollout.after, as Cluster API v1.13+ writes
-// them (computeControlPlane, computeMachineDeployment).
+// them (computeControlPlane, computeMachineDeployment), and the control plane's health check its
+// unhealthyMachineConditions (v1.12, computeMachineHealthCheck).
 func TestTaintsAndRolloutAfterOnTheWire(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	// The webhooks with the gate on admit what the gate-off test sees refused.
@@ -88,6 +95,10 @@ func TestTaintsAndRolloutAfterOnTheWire(t *testing.T) {
 	assert.Equal(t, []any{classTaint}, taints)
 	after, _, _ := unstructured.NestedString(cp.Object, "spec", "rollout", "after")
 	assert.Equal(t, "2026-03-09T09:00:00Z", after)
+
+	mhc := e.getTyped(kube.MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{{Type: "example.com/Stuck", Status: "True", Timeout: metav1.Duration{Duration: 5 * time.Minute}}},
+		mhc.Spec.UnhealthyMachineConditions)
 
 	mds := map[string]*clusterv1.MachineDeployment{}
 	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {

@@ -215,6 +215,13 @@ type MachinePoolClassNamingStrategy struct {
 type MachineHealthCheckClass struct {
 	// +optional
 	UnhealthyConditions []UnhealthyCondition `json:"unhealthyConditions,omitempty"`
+	// UnhealthyMachineConditions mark a Machine unhealthy by its own conditions (Cluster API
+	// v1.12; backported to v1beta1).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	UnhealthyMachineConditions []UnhealthyMachineCondition `json:"unhealthyMachineConditions,omitempty"`
 	// +optional
 	MaxUnhealthy *intstr.IntOrString `json:"maxUnhealthy,omitempty"`
 	// +kubebuilder:validation:Pattern=^\[[0-9]+-[0-9]+\]$
@@ -224,6 +231,12 @@ type MachineHealthCheckClass struct {
 	NodeStartupTimeout *metav1.Duration `json:"nodeStartupTimeout,omitempty"`
 	// +optional
 	RemediationTemplate *corev1.ObjectReference `json:"remediationTemplate,omitempty"`
+}
+
+// IsZero says no field of the check is set (a topology's check then takes the class's).
+func (m *MachineHealthCheckClass) IsZero() bool {
+	return len(m.UnhealthyConditions) == 0 && len(m.UnhealthyMachineConditions) == 0 && m.MaxUnhealthy == nil &&
+		m.UnhealthyRange == nil && m.NodeStartupTimeout == nil && m.RemediationTemplate == nil
 }
 
 // ClusterClassVariable defines a variable that Clusters of the class may or must set.

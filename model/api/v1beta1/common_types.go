@@ -106,6 +106,21 @@ const (
 	MachineTaintPropagationOnInitialization MachineTaintPropagation = "OnInitialization"
 )
 
+// UnhealthyMachineCondition marks a Machine unhealthy once its condition of that type has had
+// that status for the timeout (Cluster API v1.12).
+type UnhealthyMachineCondition struct {
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
+	Type string `json:"type,omitempty"`
+	// +required
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Status metav1.ConditionStatus `json:"status,omitempty"`
+	// +required
+	Timeout metav1.Duration `json:"timeout"`
+}
+
 // ClusterAvailabilityGate adds a condition that a Cluster must have to be Available.
 type ClusterAvailabilityGate struct {
 	ConditionType string `json:"conditionType"`

@@ -213,6 +213,13 @@ type MachineHealthCheckSpec struct {
 	Selector    metav1.LabelSelector `json:"selector"`
 	// +optional
 	UnhealthyConditions []UnhealthyCondition `json:"unhealthyConditions,omitempty"`
+	// UnhealthyMachineConditions mark a Machine unhealthy by its own conditions (Cluster API
+	// v1.12; backported to v1beta1).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	UnhealthyMachineConditions []UnhealthyMachineCondition `json:"unhealthyMachineConditions,omitempty"`
 	// +optional
 	MaxUnhealthy *intstr.IntOrString `json:"maxUnhealthy,omitempty"`
 	// +kubebuilder:validation:Pattern=^\[[0-9]+-[0-9]+\]$
