@@ -231,6 +231,7 @@ func Compute(in Input) (*State, error) {
 		Extensions: in.Extensions, Variables: c.clusterVs, ClusterBuiltin: c.cb,
 		DefinedBy: patches.DefinedBy(c.class.Status.Variables),
 	}
+	c.syncMetadata()
 	if err := patches.Apply(c.class.Spec.Patches, c.targets, ext); err != nil {
 		var pe *patches.Error
 		if errors.As(err, &pe) {
@@ -263,8 +264,8 @@ type computer struct {
 }
 
 // slot is one object to build: its name and its (patched) template. For an object made from a
-// template, meta is the object's labels and annotations, computed before patching: patches only
-// change a template's spec, and the builtin variables carry the object's metadata.
+// template, meta is the object's labels and annotations computed before patching (what the
+// builtin variables carry); patches may then change them (patchmeta.go).
 type slot struct {
 	name     string
 	template *unstructured.Unstructured
@@ -1173,8 +1174,9 @@ func (c *computer) objectFromTemplate(s *slot, owners []metav1.OwnerReference) (
 	obj.SetKind(strings.TrimSuffix(tmpl.GetKind(), "Template"))
 	obj.SetName(s.name)
 	obj.SetNamespace(c.cluster.Namespace)
-	obj.SetLabels(copyMap(s.meta.Labels))
-	obj.SetAnnotations(copyMap(s.meta.Annotations))
+	l, a := patchedObjectMeta(s)
+	obj.SetLabels(l)
+	obj.SetAnnotations(a)
 	if len(owners) > 0 {
 		obj.SetOwnerReferences(owners)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -432,4 +433,46 @@ func TestUnhealthyMachineConditions_computeMachineHealthCheck(t *testing.T) {
 	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{cond}, md0.Spec.UnhealthyMachineConditions)
 	assert.Empty(t, md0.Spec.UnhealthyConditions, "the topology's check replaced the class's")
 	assert.Nil(t, md0.Spec.UnhealthyRange)
+}
+
+// TestPatchesSetMetadata_updateDesiredState: patches may set labels and annotations (Cluster
+// API v1.14): a control plane template's spec.template.metadata reaches the control plane, a
+// MachineDeployment template's own metadata reaches its clone; the cluster-name label and the
+// cloned-from annotations stay as computed (alwaysPreserveLabelsAndAnnotations). Before patching
+// the templates carry the desired metadata (createRequest), so a patch can add to it. (Admission
+// keeps inline patches under /spec; the machine template's /metadata patch here stands for an
+// external patch's answer, which takes the same path through patches.takeSpec.)
+func TestPatchesSetMetadata_updateDesiredState(t *testing.T) {
+	in := sample(t)
+	js := func(v string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(v)} }
+	in.Class.Spec.Patches = append(in.Class.Spec.Patches, clusterv1.ClusterClassPatch{Name: "metadata", Definitions: []clusterv1.PatchDefinition{{
+		Selector: clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "SimControlPlaneTemplate",
+			MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: true}},
+		JSONPatches: []clusterv1.JSONPatch{
+			{Op: "add", Path: "/spec/template/metadata/labels/team", Value: js(`"a"`)},
+			{Op: "replace", Path: "/spec/template/metadata/labels/cluster.x-k8s.io~1cluster-name", Value: js(`"other"`)},
+		},
+	}, {
+		Selector: clusterv1.PatchSelector{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate",
+			MatchResources: clusterv1.PatchSelectorMatch{MachineDeploymentClass: &clusterv1.PatchSelectorMatchMachineDeploymentClass{Names: []string{"default-worker"}}}},
+		JSONPatches: []clusterv1.JSONPatch{
+			{Op: "add", Path: "/metadata/annotations/note", Value: js(`"patched"`)},
+			{Op: "replace", Path: "/metadata/annotations/cluster.x-k8s.io~1cloned-from-name", Value: js(`"other"`)},
+		},
+	}}})
+	s, err := Compute(in)
+	require.NoError(t, err)
+	assert.Equal(t, "a", s.ControlPlane.GetLabels()["team"])
+	assert.Equal(t, "demo", s.ControlPlane.GetLabels()[labels.ClusterName], "preserved")
+	infra := s.MachineDeployments[0].InfraTemplate
+	assert.Equal(t, "patched", infra.GetAnnotations()["note"])
+	assert.Equal(t, "quick-start-default-worker-machine", infra.GetAnnotations()[labels.ClonedFromName], "preserved")
+	assert.Equal(t, "md-0", infra.GetLabels()[labels.MachineDeploymentName])
+
+	// Without metadata patches nothing changes (the goldens hold that for the samples).
+	base, err := Compute(sample(t))
+	require.NoError(t, err)
+	assert.Equal(t, base.InfrastructureCluster.GetLabels(), s.InfrastructureCluster.GetLabels())
+	assert.Equal(t, base.MachineDeployments[0].BootstrapTemplate.GetAnnotations(), s.MachineDeployments[0].BootstrapTemplate.GetAnnotations(), "not selected")
+	assert.Equal(t, base.MachinePools[0].InfraMachinePool.GetLabels(), s.MachinePools[0].InfraMachinePool.GetLabels())
 }

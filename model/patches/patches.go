@@ -8,7 +8,8 @@
 //   - enabledIf is a Go template over the variables; the patch applies when it renders "true";
 //   - a JSON patch's value is its value, a variable (with .field and [i] access) or a Go template
 //     rendered with Sprig's hermetic functions and parsed as YAML;
-//   - patches apply in the order the class lists them, and only the template's spec is taken.
+//   - patches apply in the order the class lists them; the template's spec and its labels and
+//     annotations are taken (Cluster API v1.14).
 //
 // External patches (Runtime Extensions' GeneratePatches and ValidateTopology) run in the same
 // order through an Extensions implementation the caller supplies; see External.
@@ -271,11 +272,22 @@ func patchSpec(tmpl *unstructured.Unstructured, ops []map[string]any) error {
 	return takeSpec(tmpl, patched)
 }
 
-// takeSpec copies the spec of a patched copy of tmpl into tmpl: patches may change the spec only.
+// takeSpec copies the spec, and the labels and annotations when the patched copy has them, of a
+// patched copy of tmpl into tmpl (Cluster API v1.14's applyPatchToRequest: patchutil.Patch of
+// "spec", "metadata.labels", "metadata.annotations"; earlier releases took the spec only).
 func takeSpec(tmpl *unstructured.Unstructured, patched []byte) error {
 	var out map[string]any
 	if err := json.Unmarshal(patched, &out); err != nil {
 		return err
+	}
+	if meta, ok := out["metadata"].(map[string]any); ok {
+		for _, k := range []string{"labels", "annotations"} {
+			if v, found := meta[k]; found {
+				if err := unstructured.SetNestedField(tmpl.Object, v, "metadata", k); err != nil {
+					return fmt.Errorf("the patched metadata.%s: %w", k, err)
+				}
+			}
+		}
 	}
 	if spec, ok := out["spec"]; ok {
 		if _, isObject := spec.(map[string]any); !isObject {

@@ -108,7 +108,7 @@ const bookPatches = `
     - op: add
       path: /spec/template/spec/kubeadmConfigSpec/clusterConfiguration/featureGates
       value: {NewThing: true}
-- name: onlySpecIsTaken
+- name: specLabelsAndAnnotationsAreTaken
   definitions:
   - selector:
       apiVersion: controlplane.cluster.x-k8s.io/v1beta1
@@ -116,8 +116,11 @@ const bookPatches = `
       matchResources: {controlPlane: true}
     jsonPatches:
     - op: add
-      path: /metadata/labels/sneaky
+      path: /metadata/labels/patched
       value: "yes"
+    - op: replace
+      path: /metadata/name
+      value: renamed
 `
 
 func loadPatches(t *testing.T, y string) []clusterv1.ClusterClassPatch {
@@ -164,7 +167,8 @@ func TestBookPatches(t *testing.T) {
 	assert.Equal(t, "my.registry", cc["imageRepository"])
 	assert.Equal(t, map[string]any{"local": map[string]any{"imageTag": "3.5.1-0"}}, cc["etcd"], "template output parsed as YAML")
 	assert.Equal(t, map[string]any{"NewThing": true}, cc["featureGates"], "version-aware enabledIf")
-	assert.Equal(t, map[string]string{"keep": "me"}, cp.Template.GetLabels(), "only spec is taken from a patched template")
+	assert.Equal(t, map[string]string{"keep": "me", "patched": "yes"}, cp.Template.GetLabels(), "labels are taken from a patched template (Cluster API v1.14)")
+	assert.NotEqual(t, "renamed", cp.Template.GetName(), "other metadata is not")
 
 	assert.Equal(t, "kindest/node:v1.29.9", spec(t, md.Template, "customImage"), "builtin.machineDeployment.version")
 	assert.Equal(t, "ubuntu-24.04", spec(t, md.Template, "osImage"))
