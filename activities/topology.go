@@ -557,6 +557,23 @@ func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Uns
 	return applied, nil
 }
 
+// patchCluster writes the Cluster's topology fields with a regular merge patch when they differ,
+// as Cluster API v1.14 does (desired.ClusterPatch), under topoflow's own field manager.
+func (a *Activities) patchCluster(ctx context.Context, l *loaded, intent *unstructured.Unstructured, res *ApplyResult) error {
+	patch, err := desired.ClusterPatch(l.cluster, intent)
+	if err != nil || patch == nil {
+		return err
+	}
+	if a.Kube.Sent != nil {
+		a.Kube.Sent(intent.DeepCopy(), labels.FieldManager)
+	}
+	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, l.cluster.Namespace, l.cluster.Name, patch, StatusFieldManager); err != nil {
+		return fmt.Errorf("patching Cluster %s/%s: %w", l.cluster.Namespace, l.cluster.Name, err)
+	}
+	res.Applied = append(res.Applied, "Cluster "+l.cluster.Name)
+	return nil
+}
+
 // applyTyped applies a typed object and returns what the server holds.
 func (a *Activities) applyTyped(ctx context.Context, l *loaded, obj any, res *ApplyResult) (*unstructured.Unstructured, error) {
 	u, err := desired.ToIntent(obj)
@@ -602,7 +619,7 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 			return err
 		}
 	}
-	if _, err := a.apply(ctx, l, state.Cluster, res); err != nil {
+	if err := a.patchCluster(ctx, l, state.Cluster, res); err != nil {
 		return err
 	}
 	if err := a.ownByCluster(ctx, l.cluster, infra, true); err != nil {
