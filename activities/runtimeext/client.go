@@ -508,6 +508,7 @@ func httpClient(caBundle []byte) (*http.Client, error) {
 
 func newHTTPClient(caBundle []byte) (*http.Client, error) {
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	withClientCertificate(tlsCfg)
 	if len(caBundle) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(caBundle) {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/internal/buildinfo"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
@@ -36,6 +37,8 @@ type options struct {
 	taskQueue         string
 	clusterController string
 	readCache         bool
+	// extCert and extKey are the client certificate presented to Runtime Extensions (mTLS).
+	extCert, extKey string
 }
 
 func newCmd() *cobra.Command {
@@ -56,11 +59,21 @@ func newCmd() *cobra.Command {
 	fl.IntVar(&o.conc.Steps, "max-concurrent-steps", workflows.DefaultConcurrentSteps, "pass steps (reads, decisions and applies, run as local activities) this worker runs at once; each holds the objects it read until its requests are sent")
 	fl.IntVar(&o.conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
 	fl.StringVar(&o.clusterController, "cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
+	fl.StringVar(&o.extCert, "runtime-extension-client-cert-file", "", "PEM client certificate presented to Runtime Extensions that require one (mutual TLS, as Cluster API's flag); re-read when the file changes; with --runtime-extension-client-key-file")
+	fl.StringVar(&o.extKey, "runtime-extension-client-key-file", "", "PEM key of --runtime-extension-client-cert-file")
 	fl.BoolVar(&o.readCache, "read-cache", true, "read from informers and send no apply that would change nothing (false: every read and apply goes to the API server)")
 	return cmd
 }
 
 func run(o *options) error {
+	switch {
+	case (o.extCert == "") != (o.extKey == ""):
+		return fmt.Errorf("--runtime-extension-client-cert-file and --runtime-extension-client-key-file go together")
+	case o.extCert != "":
+		if err := runtimeext.UseClientCertificate(o.extCert, o.extKey); err != nil {
+			return err
+		}
+	}
 	p, err := o.f.Start(nil)
 	if err != nil {
 		return err

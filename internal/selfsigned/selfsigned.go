@@ -1,6 +1,7 @@
-// Package selfsigned makes a throwaway CA and a serving certificate it signs, for servers on the
-// local stack and in tests (topoflow's admission webhooks, the test Runtime Extension). Production
-// deployments bring their own certificates (cert-manager or similar).
+// Package selfsigned makes a throwaway CA and a certificate it signs, for servers on the local
+// stack and in tests (topoflow's admission webhooks, the test Runtime Extension; the certificate
+// also serves as a client certificate in mutual-TLS tests). Production deployments bring their
+// own certificates (cert-manager or similar).
 package selfsigned
 
 import (
@@ -52,7 +53,7 @@ func New(hosts ...string) (*Pair, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: hosts[0]},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
