@@ -112,7 +112,15 @@ func TestUpgradePlanExtension(t *testing.T) {
 			reached132[p] = tr.At
 		}
 	}
-	assert.Equal(t, []string{"@v1.32.4", "md-0@v1.32.4", "md-1@v1.32.4", "mp-0@v1.32.4", "@v1.33.1", "md-0@v1.33.1", "md-1@v1.33.1", "mp-0@v1.33.1"}, order)
+	// Per step: the control plane, then the pools (MachineDeployments one at a time in topology
+	// order, the MachinePool beside them under its own concurrency).
+	require.Len(t, order, 8, fmt.Sprint(order))
+	for i, v := range []string{"v1.32.4", "v1.33.1"} {
+		step := order[4*i : 4*i+4]
+		assert.Equal(t, "@"+v, step[0], "%v", order)
+		assert.ElementsMatch(t, []string{"md-0@" + v, "md-1@" + v, "mp-0@" + v}, step[1:], "%v", order)
+		assert.Less(t, slices.Index(step, "md-0@"+v), slices.Index(step, "md-1@"+v), "md-0 before md-1: %v", order)
+	}
 	require.Len(t, reached132, 3)
 	for p, at := range reached132 {
 		assert.True(t, at.Before(cpAt133), "%s reached v1.32.4 before the control plane moved on", p)
