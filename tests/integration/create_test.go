@@ -325,11 +325,15 @@ func TestCreateAppliesPoolsWithControlPlane(t *testing.T) {
 	require.NotNil(t, cond)
 	assert.Equal(t, corev1.ConditionTrue, cond.Status, "%+v", cond)
 
+	// Provisioned follows the infrastructure; the control plane initializes on its own time, and
+	// the Cluster's ControlPlaneInitialized condition follows it.
 	c = e.waitPhase("demo", clusterv1.ClusterPhaseProvisioned, 60*time.Second)
-	cp := e.get(c.Spec.ControlPlaneRef)
-	st, err := contract.ReadControlPlane(cp)
-	require.NoError(t, err)
-	assert.True(t, st.Initialized)
+	e.eventually(60*time.Second, "the control plane initialized and reported on the Cluster", func() (bool, string) {
+		st, err := contract.ReadControlPlane(e.get(c.Spec.ControlPlaneRef))
+		require.NoError(t, err)
+		cond := e.cluster("demo").Status.Conditions.Get("ControlPlaneInitialized")
+		return st.Initialized && cond != nil && cond.Status == corev1.ConditionTrue, fmt.Sprintf("initialized %v, condition %v", st.Initialized, cond)
+	})
 }
 
 // waitSettled waits until a Cluster's workflow has settled (no pass due but the resync), and is
