@@ -565,6 +565,7 @@ func (a *Activities) patchCluster(ctx context.Context, l *loaded, intent *unstru
 		return err
 	}
 	if a.Kube.Sent != nil {
+		// Recorded as the topology's intent (what plan prints), though it goes as a patch.
 		a.Kube.Sent(intent.DeepCopy(), labels.FieldManager)
 	}
 	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, l.cluster.Namespace, l.cluster.Name, patch, StatusFieldManager); err != nil {

@@ -23,22 +23,20 @@ import (
 type webhookFlags struct {
 	addr, certDir, registerURL string
 	selfSigned                 bool
-	featureGates               string
+	gates                      validation.Gates
 }
 
 func (f *webhookFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "webhook-addr", "", "serve the admission webhooks (Cluster, ClusterClass, ExtensionConfig, the delete hold) and the Cluster and ClusterClass conversion webhook on this address (e.g. :9443); off when empty")
 	fs.StringVar(&f.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhooks' tls.crt and tls.key (re-read when they change)")
 	fs.BoolVar(&f.selfSigned, "webhook-self-signed", false, "create a CA and a certificate for 127.0.0.1 in --webhook-cert-dir when it has none (local stack)")
-	fs.StringVar(&f.featureGates, "feature-gates", "", "Cluster API feature gates whose admission rules the webhooks follow, as Cluster API's flag: MachineTaintPropagation=true allows taints in ClusterClasses and topologies (default: off, as in Cluster API v1.14)")
+	// Parsed with the flags, so a bad value stops the worker whether or not it serves webhooks.
+	fs.Func("feature-gates", "Cluster API feature gates whose admission rules the webhooks follow, as Cluster API's flag: MachineTaintPropagation=true allows taints in ClusterClasses and topologies (default: off, as in Cluster API v1.14)",
+		func(s string) (err error) { f.gates, err = parseGates(s); return err })
 	fs.StringVar(&f.registerURL, "webhook-register-url", "", "register the webhook configurations, and the conversion of CRDs labelled topoflow.dev/conversion, with this base URL and the cert dir's ca.crt (local stack; in a cluster the deploy/ manifests register them)")
 }
 
 func (f *webhookFlags) serve(ctx context.Context, kc *kube.Client, acts *activities.Activities, log *slog.Logger) error {
-	gates, err := parseGates(f.featureGates)
-	if err != nil {
-		return err
-	}
 	if f.selfSigned {
 		if _, err := selfsigned.WriteDir(f.certDir, "127.0.0.1", "localhost"); err != nil {
 			return fmt.Errorf("--webhook-self-signed: %w", err)
@@ -63,7 +61,7 @@ func (f *webhookFlags) serve(ctx context.Context, kc *kube.Client, acts *activit
 			log.Info("conversion webhook registered", "url", url+admission.PathConvert, "crds", converted)
 		}
 	}
-	srv := &admission.Server{Reads: acts, Log: log, Versions: kc.PreferredVersion, Gates: gates}
+	srv := &admission.Server{Reads: acts, Log: log, Versions: kc.PreferredVersion, Gates: f.gates}
 	return admission.Serve(ctx, f.addr, f.certDir, srv.Handler(), log)
 }
 

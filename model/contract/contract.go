@@ -28,6 +28,7 @@ var (
 	ControlPlaneInfrastructureRef = Path{"spec", "machineTemplate", "infrastructureRef"}
 	ControlPlaneMachineMetadata   = Path{"spec", "machineTemplate", "metadata"}
 	ControlPlaneMachineTaints     = Path{"spec", "machineTemplate", "taints"}
+	ControlPlaneReadinessGates    = Path{"spec", "machineTemplate", "readinessGates"}
 	ControlPlaneRolloutAfter      = Path{"spec", "rollout", "after"}
 	ControlPlaneStatusVersion     = Path{"status", "version"}
 	ControlPlaneStatusReplicas    = Path{"status", "replicas"}
@@ -51,6 +52,8 @@ var (
 	ProviderFailureMessage               = Path{"status", "failureMessage"}
 	TemplateSpec                         = Path{"spec", "template", "spec"}
 	TemplateMetadata                     = Path{"spec", "template", "metadata"}
+	TemplateLabels                       = Path{"spec", "template", "metadata", "labels"}
+	TemplateAnnotations                  = Path{"spec", "template", "metadata", "annotations"}
 )
 
 // String returns the string at p; ok is false when absent. A value of another type is an error.

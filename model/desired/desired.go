@@ -10,6 +10,7 @@
 package desired
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -915,21 +916,16 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 	}
 	// Readiness gates and node timeouts (class value, topology override) are set with or without
 	// machine infrastructure: the control plane provider decides what they mean.
-	if gates := firstGates(topo.ReadinessGates, cpClass.ReadinessGates); gates != nil {
-		list := make([]any, len(gates))
-		for i, g := range gates {
-			m := map[string]any{"conditionType": g.ConditionType}
-			if g.Polarity != "" {
-				m["polarity"] = g.Polarity
-			}
-			list[i] = m
-		}
-		if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), "readinessGates"), list); err != nil {
+	if err := setList(obj, contract.ControlPlaneReadinessGates, firstGates(topo.ReadinessGates, cpClass.ReadinessGates)); err != nil {
+		return nil, err
+	}
+	if err := setList(obj, contract.ControlPlaneMachineTaints, firstTaints(topo.Taints, cpClass.Taints)); err != nil {
+		return nil, err
+	}
+	if after := rolloutAfter(topo.Rollout); after != nil {
+		if err := contract.Set(obj, contract.ControlPlaneRolloutAfter, after.UTC().Format(time.RFC3339)); err != nil {
 			return nil, err
 		}
-	}
-	if err := controlPlaneTaintsAndRollout(obj, firstTaints(topo.Taints, cpClass.Taints), topo.Rollout); err != nil {
-		return nil, err
 	}
 	for _, t := range []struct {
 		field       string
@@ -1153,8 +1149,8 @@ func defaultMachineHealthCheck(m *clusterv1.MachineHealthCheck) {
 // spec.template.metadata, then the given labels and annotations, then the cloned-from
 // annotations (Cluster API's templateToObject and external.GenerateTemplate).
 func objectMeta(tmpl *unstructured.Unstructured, objLabels, objAnnotations map[string]string) clusterv1.ObjectMeta {
-	tmplLabels, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "labels")...)
-	tmplAnnotations, _, _ := unstructured.NestedStringMap(tmpl.Object, append(append(contract.Path{}, contract.TemplateMetadata...), "annotations")...)
+	tmplLabels, _, _ := unstructured.NestedStringMap(tmpl.Object, contract.TemplateLabels...)
+	tmplAnnotations, _, _ := unstructured.NestedStringMap(tmpl.Object, contract.TemplateAnnotations...)
 	return clusterv1.ObjectMeta{
 		Labels:      mergeMaps(tmplLabels, objLabels),
 		Annotations: mergeMaps(tmplAnnotations, objAnnotations, clonedFrom(tmpl)),
@@ -1307,31 +1303,22 @@ func firstStrategy(vs ...*clusterv1.MachineDeploymentStrategy) *clusterv1.Machin
 	return nil
 }
 
-// controlPlaneTaintsAndRollout sets the control plane's machine taints (v1beta1 contract path
-// spec.machineTemplate.taints) and rollout.after (spec.rollout.after), as Cluster API's
-// computeControlPlane does: nil taints (neither topology nor class set them) leave the field to
-// providers that do not know it; a zero time sets nothing.
-func controlPlaneTaintsAndRollout(obj *unstructured.Unstructured, taints []clusterv1.MachineTaint, rollout *clusterv1.TopologyRollout) error {
-	if taints != nil {
-		list := make([]any, len(taints))
-		for i, t := range taints {
-			m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
-			if t.Value != "" {
-				m["value"] = t.Value
-			}
-			if t.Propagation != "" {
-				m["propagation"] = string(t.Propagation)
-			}
-			list[i] = m
-		}
-		if err := contract.Set(obj, contract.ControlPlaneMachineTaints, list); err != nil {
-			return err
-		}
+// setList sets a typed list (readiness gates, taints) at p in its JSON form, as Cluster API's
+// contract setters do; a nil list (neither topology nor class set one) leaves the field to
+// providers that do not know it (computeControlPlane).
+func setList[T any](obj *unstructured.Unstructured, p contract.Path, items []T) error {
+	if items == nil {
+		return nil
 	}
-	if after := rolloutAfter(rollout); after != nil {
-		return contract.Set(obj, contract.ControlPlaneRolloutAfter, after.UTC().Format(time.RFC3339))
+	data, err := json.Marshal(items)
+	if err != nil {
+		return err
 	}
-	return nil
+	var list []any
+	if err := json.Unmarshal(data, &list); err != nil {
+		return err
+	}
+	return contract.Set(obj, p, list)
 }
 
 // rolloutAfter is a topology part's rollout.after, nil when unset or zero.

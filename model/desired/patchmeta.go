@@ -48,12 +48,11 @@ func (c *computer) syncMetadata() {
 
 // setTemplateMeta puts an object's desired metadata into its template's spec.template.metadata.
 func setTemplateMeta(s *slot, l, a map[string]string) {
-	meta := contract.TemplateMetadata
 	if len(l) > 0 {
-		_ = unstructured.SetNestedStringMap(s.template.Object, l, append(append(contract.Path{}, meta...), "labels")...)
+		_ = unstructured.SetNestedStringMap(s.template.Object, l, contract.TemplateLabels...)
 	}
 	if len(a) > 0 {
-		_ = unstructured.SetNestedStringMap(s.template.Object, a, append(append(contract.Path{}, meta...), "annotations")...)
+		_ = unstructured.SetNestedStringMap(s.template.Object, a, contract.TemplateAnnotations...)
 	}
 }
 
@@ -68,12 +67,11 @@ func syncClonedMeta(tmpl *unstructured.Unstructured, extra map[string]string) {
 // patchedObjectMeta is an object's labels and annotations after patching: its template's
 // spec.template.metadata, with the preserved keys as desired before patching.
 func patchedObjectMeta(s *slot) (map[string]string, map[string]string) {
-	meta := contract.TemplateMetadata
-	l, found, _ := unstructured.NestedStringMap(s.template.Object, append(append(contract.Path{}, meta...), "labels")...)
+	l, found, _ := unstructured.NestedStringMap(s.template.Object, contract.TemplateLabels...)
 	if !found {
 		l = copyMap(s.meta.Labels)
 	}
-	a, found, _ := unstructured.NestedStringMap(s.template.Object, append(append(contract.Path{}, meta...), "annotations")...)
+	a, found, _ := unstructured.NestedStringMap(s.template.Object, contract.TemplateAnnotations...)
 	if !found {
 		a = copyMap(s.meta.Annotations)
 	}
