@@ -79,8 +79,7 @@ func startSDKExtension(t *testing.T) *sdkExtension {
 		_ = cmd.Wait()
 		_ = logFile.Close()
 		if t.Failed() {
-			out, _ := os.ReadFile(logFile.Name())
-			t.Logf("extension log:\n%s", out)
+			keepLog(t, logFile.Name())
 		}
 	})
 
@@ -95,6 +94,27 @@ func startSDKExtension(t *testing.T) *sdkExtension {
 		return true, ""
 	})
 	return e
+}
+
+// keepLog copies the extension's log beside the stack's logs (kept after the run) and names it,
+// rather than printing it: the assertions that failed stay the last lines of the test's output,
+// where CI's excerpt shows them.
+func keepLog(t *testing.T, path string) {
+	dir := os.Getenv("TOPOFLOW_STACK_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	out, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("reading the extension log: %v", err)
+		return
+	}
+	dst := filepath.Join(dir, "sdk-extension-"+t.Name()+".log")
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Logf("keeping the extension log: %v", err)
+		return
+	}
+	t.Logf("extension log: %s", dst)
 }
 
 func (e *sdkExtension) calls() ([]sdkCall, error) {
