@@ -51,7 +51,7 @@ func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass)
 	if topo.Class == "" {
 		errs = append(errs, field.Required(tp.Child("class"), ""))
 	}
-	version, err := parseVersion(topo.Version)
+	version, err := ParseVersion(topo.Version)
 	if err != nil {
 		errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, err.Error()))
 	}
@@ -181,7 +181,8 @@ func autoscalerAndReplicas(c *clusterv1.Cluster, class *clusterv1.ClusterClass, 
 	return errs
 }
 
-func parseVersion(v string) (*semver.Version, error) {
+// ParseVersion reads a Kubernetes version as Cluster API writes it: "v" and a strict semantic version.
+func ParseVersion(v string) (*semver.Version, error) {
 	if !strings.HasPrefix(v, "v") {
 		return nil, fmt.Errorf(`must be a semantic version with a "v" prefix, such as v1.31.2`)
 	}
@@ -286,7 +287,7 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 // versionUpdate: no downgrade; at most one minor at a time unless the class lists
 // kubernetesVersions (then the upgrade is chained through them).
 func versionUpdate(oldV string, newV *semver.Version, raw string, class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
-	prev, err := parseVersion(oldV)
+	prev, err := ParseVersion(oldV)
 	if err != nil {
 		return nil // an unparsable old version was already reported when it was set
 	}

@@ -1,0 +1,137 @@
+package rollout
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+func obj(t *testing.T, s string) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestHolds(t *testing.T) {
+	current := `{"class":"gold","version":"v1.34.0","variables":[{"name":"a","value":1},{"name":"b","value":{"x":"y"}}],
+		"workers":{"machineDeployments":[{"name":"md-0","class":"default","replicas":3}]},"controlPlane":{"replicas":3}}`
+	tests := []struct {
+		fragment string
+		want     bool
+	}{
+		{`{"version":"v1.34.0"}`, true},
+		{`{"version":"v1.35.0"}`, false},
+		{`{"class":"gold","version":"v1.34.0"}`, true},
+		{`{"variables":[{"name":"b","value":{"x":"y"}}]}`, true}, // one entry by name
+		{`{"variables":[{"name":"b","value":{"x":"z"}}]}`, false},
+		{`{"variables":[{"name":"c","value":1}]}`, false}, // not there yet
+		{`{"variables":[{"name":"a","value":1.0}]}`, true}, // numbers by value
+		{`{"workers":{"machineDeployments":[{"name":"md-0","replicas":3}]}}`, true},
+		{`{"workers":{"machineDeployments":[{"name":"md-0","replicas":4}]}}`, false},
+		{`{"controlPlane":{"replicas":3}}`, true},
+		{`{"controlPlane":{"replicas":3,"metadata":{"labels":{"x":"y"}}}}`, false},
+	}
+	for _, tt := range tests {
+		if got := Holds(obj(t, current), obj(t, tt.fragment)); got != tt.want {
+			t.Errorf("%s: holds = %v, want %v", tt.fragment, got, tt.want)
+		}
+	}
+}
+
+func TestTopologyFragment(t *testing.T) {
+	got, err := Topology(rolloutv1.Change{Version: "v1.35.0", Class: "silver",
+		Topology: &apiextensionsv1.JSON{Raw: []byte(`{"variables":[{"name":"a","value":2}]}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	if want := `{"class":"silver","variables":[{"name":"a","value":2}],"version":"v1.35.0"}`; string(b) != want {
+		t.Errorf("fragment %s, want %s", b, want)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := func() *rolloutv1.Rollout {
+		return &rolloutv1.Rollout{Spec: rolloutv1.RolloutSpec{Change: version("v1.35.0"),
+			Stages: []rolloutv1.Stage{{Name: "canary", Count: ptr[int32](1)}, {Name: "rest"}}, MaintenanceWindows: []string{"Sat 02:00-06:00 UTC"}}}
+	}
+	if errs := Validate(good()); len(errs) > 0 {
+		t.Fatalf("a good Rollout refused: %v", errs)
+	}
+	tests := []struct {
+		name  string
+		edit  func(r *rolloutv1.Rollout)
+		field string
+	}{
+		{"no change", func(r *rolloutv1.Rollout) { r.Spec.Change = rolloutv1.Change{} }, "spec.change"},
+		{"bad version", func(r *rolloutv1.Rollout) { r.Spec.Change.Version = "1.35" }, "spec.change.version"},
+		{"version inside topology", func(r *rolloutv1.Rollout) {
+			r.Spec.Change.Topology = &apiextensionsv1.JSON{Raw: []byte(`{"version":"v1.35.0"}`)}
+		}, "spec.change.topology.version"},
+		{"topology not an object", func(r *rolloutv1.Rollout) { r.Spec.Change.Topology = &apiextensionsv1.JSON{Raw: []byte(`[1]`)} }, "spec.change.topology"},
+		{"no stages", func(r *rolloutv1.Rollout) { r.Spec.Stages = nil }, "spec.stages"},
+		{"duplicate stage", func(r *rolloutv1.Rollout) { r.Spec.Stages[1].Name = "canary" }, "spec.stages[1].name"},
+		{"take-all stage before another", func(r *rolloutv1.Rollout) { r.Spec.Stages[0].Count = nil }, "spec.stages[0]"},
+		{"count and percent", func(r *rolloutv1.Rollout) { r.Spec.Stages[0].Percent = ptr[int32](10) }, "spec.stages[0]"},
+		{"percent over 100", func(r *rolloutv1.Rollout) { r.Spec.Stages[0] = rolloutv1.Stage{Name: "canary", Percent: ptr[int32](150)} }, "spec.stages[0].percent"},
+		{"bad stage selector", func(r *rolloutv1.Rollout) {
+			r.Spec.Stages[0] = rolloutv1.Stage{Name: "canary", Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Nearly"}}}}
+		}, "spec.stages[0].selector"},
+		{"negative soak", func(r *rolloutv1.Rollout) { r.Spec.Stages[1].SoakAfterStage = metav1.Duration{Duration: -1} }, "spec.stages[1].soakAfterStage"},
+		{"zero deadline", func(r *rolloutv1.Rollout) { r.Spec.Stages[1].ProgressDeadline = &metav1.Duration{} }, "spec.stages[1].progressDeadline"},
+		{"impossible window", func(r *rolloutv1.Rollout) { r.Spec.MaintenanceWindows = []string{"Sat 02:00-06:00 Mars/Olympus"} }, "spec.maintenanceWindows[0]"},
+		{"negative budget", func(r *rolloutv1.Rollout) { r.Spec.FailureBudget = -1 }, "spec.failureBudget"},
+	}
+	for _, tt := range tests {
+		r := good()
+		tt.edit(r)
+		errs := Validate(r)
+		found := false
+		for _, e := range errs {
+			found = found || e.Field == tt.field
+		}
+		if !found {
+			t.Errorf("%s: errors %v, want one naming %s", tt.name, errs, tt.field)
+		}
+	}
+}
+
+func TestSettled(t *testing.T) {
+	stable := upgrade.Input{ControlPlane: upgrade.ControlPlane{Exists: true, StatusVersion: "v1.35.0", Stable: true},
+		Pools: []upgrade.Pool{{Name: "md-0", Exists: true, Version: "v1.35.0"}, {Name: "mp-0", MachinePool: true, Exists: true, Version: "v1.35.0"}}}
+	edit := func(f func(in *upgrade.Input)) upgrade.Input {
+		in := stable
+		in.Pools = append([]upgrade.Pool(nil), stable.Pools...)
+		f(&in)
+		return in
+	}
+	tests := []struct {
+		name   string
+		p      Progress
+		change rolloutv1.Change
+		why    string // "" when done
+	}{
+		{"done", Progress{ReconciledFor: 3, Running: stable}, version("v1.35.0"), ""},
+		{"older generation reconciled", Progress{ReconciledFor: 2, Running: stable}, version("v1.35.0"), "generation 3"},
+		{"condition not true", Progress{Why: "TopologyReconciled is False (ClusterUpgrading: x)", Running: stable}, version("v1.35.0"), "ClusterUpgrading"},
+		{"control plane behind", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.ControlPlane.StatusVersion = "v1.34.0" })}, version("v1.35.0"), "control plane"},
+		{"control plane rolling", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.ControlPlane.Stable = false })}, rolloutv1.Change{Class: "b"}, "control plane rolling out"},
+		{"pool behind", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[1].Version = "v1.34.0" })}, version("v1.35.0"), "mp-0"},
+		{"pool rolling out", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].RollingOut = true })}, version("v1.35.0"), "md-0 rolling out"},
+		{"class change ignores versions", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].Version = "v1.30.0" })}, rolloutv1.Change{Class: "b"}, ""},
+	}
+	for _, tt := range tests {
+		done, why := Settled(tt.p, tt.change, 3)
+		if done != (tt.why == "") || !strings.Contains(why, tt.why) {
+			t.Errorf("%s: done %v (%q), want %q", tt.name, done, why, tt.why)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package rollout
+
+import (
+	"fmt"
+
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// Progress is what the rollout reads of a Cluster it changed.
+type Progress struct {
+	// ReconciledFor is the generation TopologyReconciled=True was reported for (0: it is not True);
+	// Why says what the condition says when it is not.
+	ReconciledFor int64  `json:"reconciledFor,omitempty"`
+	Why           string `json:"why,omitempty"`
+	// Running is the Cluster's control plane and pools (upgrade.InputFrom).
+	Running upgrade.Input `json:"running"`
+}
+
+// Reconciled reads TopologyReconciled from a Cluster: the v1beta2 condition (with its own
+// observedGeneration) when there is one, as Cluster API core beside topoflow keeps it, else the
+// v1beta1 condition with status.observedGeneration (topoflow's Cluster controller role).
+func Reconciled(c *clusterv1.Cluster) (int64, string) {
+	if c.Status.V1Beta2 != nil {
+		for _, cond := range c.Status.V1Beta2.Conditions {
+			if cond.Type == "TopologyReconciled" {
+				if cond.Status == "True" {
+					return cond.ObservedGeneration, ""
+				}
+				return 0, fmt.Sprintf("TopologyReconciled is %s (%s: %s)", cond.Status, cond.Reason, cond.Message)
+			}
+		}
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == "TopologyReconciled" {
+			if cond.Status == "True" {
+				return c.Status.ObservedGeneration, ""
+			}
+			return 0, fmt.Sprintf("TopologyReconciled is %s (%s: %s)", cond.Status, cond.Reason, cond.Message)
+		}
+	}
+	return 0, "no TopologyReconciled condition yet"
+}
+
+// Settled says whether a Cluster is done with a change the rollout wrote at generation written:
+// topoflow reconciled that generation (TopologyReconciled=True for it), the control plane is
+// stable and no pool is rolling out, and for a version change the control plane and every pool
+// run the new version. It is the same for a class rebase or a variable change as for an upgrade.
+// When not done, the string says what it waits for.
+func Settled(p Progress, c rolloutv1.Change, written int64) (bool, string) {
+	if p.ReconciledFor < written {
+		if p.Why != "" {
+			return false, "waiting for the topology of generation " + fmt.Sprint(written) + ": " + p.Why
+		}
+		return false, fmt.Sprintf("waiting for the topology of generation %d to be reconciled (reported for %d)", written, p.ReconciledFor)
+	}
+	cp := p.Running.ControlPlane
+	switch {
+	case !cp.Exists:
+		return false, "no control plane yet"
+	case c.Version != "" && cp.StatusVersion != c.Version:
+		return false, fmt.Sprintf("control plane at %q, want %s", cp.StatusVersion, c.Version)
+	case !cp.Stable:
+		return false, "control plane rolling out"
+	}
+	for _, pool := range p.Running.Pools {
+		switch {
+		case !pool.Exists:
+			return false, fmt.Sprintf("pool %s not created yet", pool.Name)
+		case c.Version != "" && pool.Version != c.Version:
+			return false, fmt.Sprintf("pool %s at %s, want %s", pool.Name, pool.Version, c.Version)
+		case pool.RollingOut:
+			return false, fmt.Sprintf("pool %s rolling out", pool.Name)
+		}
+	}
+	return true, ""
+}

@@ -1,0 +1,409 @@
+// Package rollout is the pure logic of a fleet rollout: which Clusters each stage takes, when a
+// Cluster's change may start (concurrency, maintenance windows, approvals, pause), when it is
+// done or failed, and when the rollout halts. The rollout workflow observes, calls Advance, does
+// what it returns and waits; every decision is here, so a test can drive it with plain values.
+package rollout
+
+import (
+	"fmt"
+	"time"
+
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+)
+
+// ClusterState is a selected Cluster's place in the rollout.
+type ClusterState string
+
+const (
+	Pending          ClusterState = "Pending"
+	WaitingForWindow ClusterState = "WaitingForWindow"
+	Progressing      ClusterState = "Progressing"
+	Soaking          ClusterState = "Soaking"
+	Done             ClusterState = "Done"
+	Failed           ClusterState = "Failed"
+	Skipped          ClusterState = "Skipped"
+)
+
+// Step is where the current stage is.
+type Step string
+
+const (
+	StepApproveBefore Step = "ApproveBefore"
+	StepRun           Step = "Run"
+	StepSoak          Step = "Soak"
+	StepApproveAfter  Step = "ApproveAfter"
+)
+
+// DefaultProgressDeadline is how long a Cluster may take from its write to done.
+const DefaultProgressDeadline = 30 * time.Minute
+
+// Cluster is one selected Cluster.
+type Cluster struct {
+	Namespace string       `json:"ns"`
+	Name      string       `json:"name"`
+	Stage     int          `json:"stage"` // -1: no stage takes it
+	State     ClusterState `json:"state"`
+	Windows   []string     `json:"windows,omitempty"`
+	// Generation is the Cluster's generation after the rollout's write.
+	Generation int64     `json:"gen,omitempty"`
+	Started    time.Time `json:"started,omitzero"`
+	Finished   time.Time `json:"finished,omitzero"`
+	// Until is when a soak ends (Soaking) or the window opens (WaitingForWindow).
+	Until   time.Time `json:"until,omitzero"`
+	Message string    `json:"msg,omitempty"`
+}
+
+// Key is "namespace/name".
+func (c *Cluster) Key() string { return c.Namespace + "/" + c.Name }
+
+func (c *Cluster) finish(st ClusterState, msg string, now time.Time) {
+	c.State, c.Message, c.Finished, c.Until = st, msg, now, time.Time{}
+}
+
+// Terminal: the rollout is through with the Cluster.
+func (c *Cluster) Terminal() bool { return c.State == Done || c.State == Failed || c.State == Skipped }
+
+// InFlight: written and not yet through (what the rollout observes).
+func (c *Cluster) InFlight() bool { return c.State == Progressing || c.State == Soaking }
+
+// State is a rollout in progress: the frozen spec and selection, where it is, and what operators
+// said. It is the workflow's whole state, carried across continue-as-new.
+type State struct {
+	Spec       rolloutv1.RolloutSpec `json:"spec"`
+	Generation int64                 `json:"generation"`
+	Clusters   []Cluster             `json:"clusters"`
+	Stage      int                   `json:"stage"`
+	Step       Step                  `json:"step,omitempty"`
+	// StageSoakUntil is when the stage's soak ends (StepSoak).
+	StageSoakUntil time.Time `json:"stageSoakUntil,omitzero"`
+	Approved       []string  `json:"approved,omitempty"`
+	// Paused by an operator (CLI or UI); AnnotationPaused by the Rollout's annotation.
+	Paused           bool `json:"paused,omitempty"`
+	AnnotationPaused bool `json:"annotationPaused,omitempty"`
+	Halted           bool `json:"halted,omitempty"`
+	// Forgiven failures: those before the last resume of a halt.
+	Forgiven  int    `json:"forgiven,omitempty"`
+	Aborted   string `json:"aborted,omitempty"` // why, when aborted
+	Completed bool   `json:"completed,omitempty"`
+	// LatestGeneration is the Rollout's generation last seen (a later one is reported, not followed).
+	LatestGeneration int64 `json:"latestGeneration,omitempty"`
+
+	windows map[string]Windows // parsed, by text list
+}
+
+// Observation is what the workflow read before calling Advance.
+type Observation struct {
+	Now        time.Time
+	Generation int64
+	Deleting   bool
+	// From the Rollout's annotations (see Annotations).
+	Paused    bool
+	Abort     bool
+	Approvals []string
+	Skips     []string
+	// Clusters in flight, by key; a Cluster missing here was not read this time.
+	Clusters map[string]Seen
+}
+
+// Seen is what the rollout read of a Cluster in flight.
+type Seen struct {
+	Gone  bool   `json:"gone,omitempty"`
+	Holds bool   `json:"holds"`
+	Done  bool   `json:"done"`
+	Why   string `json:"why,omitempty"`
+}
+
+// Actions is what the workflow does after Advance.
+type Actions struct {
+	// Write are the keys of the Clusters to write now.
+	Write []string
+	// WakeAt is the next time something is due (a soak's end, a deadline, a window); zero: none.
+	WakeAt time.Time
+	// InFlight: Clusters are changing, observe them again after the poll interval.
+	InFlight bool
+	// Finished: the rollout completed or was aborted; nothing is left to do.
+	Finished bool
+}
+
+// StageOf is the stage's spec.
+func (s *State) StageOf(i int) rolloutv1.Stage { return s.Spec.Stages[i] }
+
+// ApprovalToken names an approval gate: "<stage>@gen-<n>" before the stage, "<stage>/after@gen-<n>"
+// after it, so an approval opens one gate of one generation only.
+func (s *State) ApprovalToken(stage int, after bool) string {
+	suffix := ""
+	if after {
+		suffix = "/after"
+	}
+	return fmt.Sprintf("%s%s@gen-%d", s.Spec.Stages[stage].Name, suffix, s.Generation)
+}
+
+// PendingApproval is the token of the gate the rollout waits at ("" when it waits at none).
+func (s *State) PendingApproval() string {
+	if s.finished() || s.Stage >= len(s.Spec.Stages) {
+		return ""
+	}
+	st := s.StageOf(s.Stage)
+	switch {
+	case s.Step == StepApproveBefore && st.ApproveBefore && !s.approved(s.ApprovalToken(s.Stage, false)):
+		return s.ApprovalToken(s.Stage, false)
+	case s.Step == StepApproveAfter && st.ApproveAfter && !s.approved(s.ApprovalToken(s.Stage, true)):
+		return s.ApprovalToken(s.Stage, true)
+	}
+	return ""
+}
+
+func (s *State) approved(token string) bool {
+	for _, a := range s.Approved {
+		if a == token {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *State) finished() bool { return s.Completed || s.Aborted != "" }
+
+// Failures counts the failed Clusters since the last resume.
+func (s *State) Failures() int { return s.count(Failed) - s.Forgiven }
+
+func (s *State) count(st ClusterState) int {
+	n := 0
+	for i := range s.Clusters {
+		if s.Clusters[i].State == st {
+			n++
+		}
+	}
+	return n
+}
+
+// Advance takes in what was observed and moves the rollout on: Clusters in flight become done or
+// failed, the rollout halts past its failure budget, and the current stage starts the Clusters it
+// may (concurrency, windows, pause) or passes its soak and approvals.
+func (s *State) Advance(o Observation) Actions {
+	s.takeControls(o)
+	if o.Deleting {
+		s.abort("the Rollout is being deleted")
+	}
+	if s.finished() {
+		return Actions{Finished: true}
+	}
+	s.observe(o)
+	if s.Failures() > int(s.Spec.FailureBudget) {
+		s.Halted = true
+	}
+	var a Actions
+	if !s.Halted {
+		s.advanceStages(o.Now, &a)
+	}
+	for i := range s.Clusters {
+		a.InFlight = a.InFlight || s.Clusters[i].InFlight()
+	}
+	a.WakeAt = s.nextDue()
+	a.Finished = s.Completed
+	return a
+}
+
+// takeControls merges the Rollout's annotations: approvals add up, pause follows the annotation,
+// skips apply to Clusters not yet through, abort ends the rollout.
+func (s *State) takeControls(o Observation) {
+	if o.Generation > s.LatestGeneration {
+		s.LatestGeneration = o.Generation
+	}
+	for _, t := range o.Approvals {
+		if !s.approved(t) {
+			s.Approved = append(s.Approved, t)
+		}
+	}
+	s.AnnotationPaused = o.Paused
+	for _, k := range o.Skips {
+		if c := s.cluster(k); c != nil && !c.Terminal() {
+			c.finish(Skipped, "skipped by annotation", o.Now)
+		}
+	}
+	if o.Abort {
+		s.abort("aborted by annotation")
+	}
+}
+
+func (s *State) abort(why string) {
+	if s.Aborted == "" && !s.Completed {
+		s.Aborted = why
+	}
+}
+
+func (s *State) cluster(key string) *Cluster {
+	for i := range s.Clusters {
+		if s.Clusters[i].Key() == key {
+			return &s.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// observe moves Clusters in flight on from what was read of them.
+func (s *State) observe(o Observation) {
+	now := o.Now
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		seen, ok := o.Clusters[c.Key()]
+		if !c.InFlight() || !ok {
+			continue
+		}
+		st := s.StageOf(c.Stage)
+		deadline := DefaultProgressDeadline
+		if st.ProgressDeadline != nil {
+			deadline = st.ProgressDeadline.Duration
+		}
+		switch {
+		case seen.Gone:
+			c.finish(Skipped, "the Cluster was deleted", now)
+		case !seen.Holds:
+			c.finish(Failed, "another field manager changed what the rollout wrote before the Cluster was done", now)
+		case c.State == Progressing && seen.Done && st.SoakAfterCluster.Duration > 0:
+			c.State, c.Until, c.Message = Soaking, now.Add(st.SoakAfterCluster.Duration), "settled; soaking"
+		case seen.Done && (c.State == Progressing || !now.Before(c.Until)):
+			c.finish(Done, "", now)
+		case c.State == Soaking && !seen.Done:
+			c.State, c.Until, c.Message = Progressing, time.Time{}, "unsettled during its soak: "+seen.Why
+		case c.State == Progressing && !now.Before(c.Started.Add(deadline)):
+			c.finish(Failed, fmt.Sprintf("not done within the progress deadline (%s): %s", deadline, seen.Why), now)
+		case c.State == Progressing:
+			c.Message = seen.Why
+		}
+	}
+}
+
+// advanceStages runs the current stage's steps as far as they go now.
+func (s *State) advanceStages(now time.Time, a *Actions) {
+	for s.Stage < len(s.Spec.Stages) {
+		st := s.StageOf(s.Stage)
+		switch s.Step {
+		case StepApproveBefore, "":
+			if st.ApproveBefore && !s.approved(s.ApprovalToken(s.Stage, false)) {
+				return
+			}
+			s.Step = StepRun
+		case StepRun:
+			if !s.runStage(now, a) {
+				return
+			}
+			s.Step, s.StageSoakUntil = StepSoak, now.Add(st.SoakAfterStage.Duration)
+		case StepSoak:
+			if now.Before(s.StageSoakUntil) {
+				return
+			}
+			s.Step, s.StageSoakUntil = StepApproveAfter, time.Time{}
+		case StepApproveAfter:
+			if st.ApproveAfter && !s.approved(s.ApprovalToken(s.Stage, true)) {
+				return
+			}
+			s.Stage, s.Step = s.Stage+1, StepApproveBefore
+		}
+	}
+	s.Completed = true
+}
+
+// runStage starts the stage's Clusters it may and says whether all of them are through. A
+// Cluster outside its maintenance window waits without holding a place of the concurrency
+// limit; one the rollout is paused for is not started.
+func (s *State) runStage(now time.Time, a *Actions) bool {
+	st := s.StageOf(s.Stage)
+	limit := max(int(st.MaxConcurrent), 1)
+	inFlight, through := 0, true
+	for i := range s.Clusters {
+		if c := &s.Clusters[i]; c.Stage == s.Stage && c.InFlight() {
+			inFlight++
+		}
+	}
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		if c.Stage != s.Stage || c.Terminal() {
+			continue
+		}
+		through = false
+		if c.InFlight() || s.Paused || s.AnnotationPaused || inFlight >= limit {
+			continue
+		}
+		ws, err := s.windowsOf(c)
+		if err != nil {
+			c.finish(Failed, err.Error(), now)
+			continue
+		}
+		if next := ws.NextOpen(now); next.After(now) {
+			c.State, c.Until, c.Message = WaitingForWindow, next, "outside its maintenance window; it opens "+next.UTC().Format(time.RFC3339)
+			continue
+		}
+		c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "writing the change"
+		a.Write = append(a.Write, c.Key())
+		inFlight++
+	}
+	return through
+}
+
+// windowsOf parses a Cluster's windows (its own, else the rollout's), once per distinct list.
+func (s *State) windowsOf(c *Cluster) (Windows, error) {
+	texts, whose := s.Spec.MaintenanceWindows, "spec.maintenanceWindows"
+	if c.Windows != nil {
+		texts, whose = c.Windows, "the Cluster's annotation "+WindowsAnnotation
+	}
+	key := fmt.Sprint(texts)
+	if ws, ok := s.windows[key]; ok {
+		return ws, nil
+	}
+	ws, err := ParseWindows(texts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", whose, err)
+	}
+	if s.windows == nil {
+		s.windows = map[string]Windows{}
+	}
+	s.windows[key] = ws
+	return ws, nil
+}
+
+// nextDue is the earliest time a timed step is due: a soak's end, a progress deadline, a window
+// opening (not while paused or halted), the stage's soak.
+func (s *State) nextDue() time.Time {
+	var due time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (due.IsZero() || t.Before(due)) {
+			due = t
+		}
+	}
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		switch c.State {
+		case Soaking:
+			earliest(c.Until)
+		case Progressing:
+			d := DefaultProgressDeadline
+			if pd := s.StageOf(c.Stage).ProgressDeadline; pd != nil {
+				d = pd.Duration
+			}
+			earliest(c.Started.Add(d))
+		case WaitingForWindow:
+			if !s.Halted && !s.Paused && !s.AnnotationPaused {
+				earliest(c.Until)
+			}
+		}
+	}
+	if s.Step == StepSoak && !s.Halted {
+		earliest(s.StageSoakUntil)
+	}
+	return due
+}
+
+// Wrote records a write's result: the Cluster's generation after it, or why it was refused (the
+// Cluster fails: admission or a hook said no).
+func (s *State) Wrote(key string, generation int64, refused string, now time.Time) {
+	c := s.cluster(key)
+	if c == nil || c.State != Progressing {
+		return
+	}
+	if refused != "" {
+		c.finish(Failed, "the change was refused: "+refused, now)
+		return
+	}
+	c.Generation, c.Message = generation, "written"
+}

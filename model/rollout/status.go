@@ -1,0 +1,136 @@
+package rollout
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+)
+
+// Phases of a Rollout (status.phase).
+const (
+	PhasePending            = "Pending"
+	PhaseProgressing        = "Progressing"
+	PhaseWaitingForApproval = "WaitingForApproval"
+	PhasePaused             = "Paused"
+	PhaseHalted             = "Halted"
+	PhaseCompleted          = "Completed"
+	PhaseAborted            = "Aborted"
+)
+
+// Phase is the rollout's phase, the most pressing first.
+func (s *State) Phase() string {
+	switch {
+	case s.Aborted != "":
+		return PhaseAborted
+	case s.Completed:
+		return PhaseCompleted
+	case s.Halted:
+		return PhaseHalted
+	case s.Paused || s.AnnotationPaused:
+		return PhasePaused
+	case s.PendingApproval() != "":
+		return PhaseWaitingForApproval
+	}
+	return PhaseProgressing
+}
+
+// Status is the Rollout's status for this state; conditions carry no transition times (the
+// writer keeps them from the last status).
+func (s *State) Status() rolloutv1.RolloutStatus {
+	st := rolloutv1.RolloutStatus{ObservedGeneration: s.Generation, Phase: s.Phase(), PendingApproval: s.PendingApproval()}
+	if s.Stage < len(s.Spec.Stages) && !s.finished() {
+		st.Stage = s.Spec.Stages[s.Stage].Name
+	}
+	var waiting, failed []string
+	var opens time.Time
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		cs := rolloutv1.ClusterStatus{Namespace: c.Namespace, Name: c.Name, State: string(c.State), Message: c.Message}
+		if c.Stage >= 0 {
+			cs.Stage = s.Spec.Stages[c.Stage].Name
+		}
+		if !c.Started.IsZero() {
+			cs.StartedAt = &metav1.Time{Time: c.Started}
+		}
+		if !c.Finished.IsZero() {
+			cs.FinishedAt = &metav1.Time{Time: c.Finished}
+		}
+		st.Clusters = append(st.Clusters, cs)
+		st.Counts.Total++
+		switch c.State {
+		case Pending:
+			st.Counts.Pending++
+		case Done:
+			st.Counts.Done++
+		case Failed:
+			st.Counts.Failed++
+			failed = append(failed, c.Key()+": "+c.Message)
+		case Skipped:
+			st.Counts.Skipped++
+		case WaitingForWindow:
+			waiting = append(waiting, c.Key())
+			if opens.IsZero() || c.Until.Before(opens) {
+				opens = c.Until
+			}
+			st.Counts.Changing++
+		default:
+			st.Counts.Changing++
+		}
+	}
+	st.Conditions = s.conditions(st, waiting, failed, opens)
+	return st
+}
+
+func (s *State) conditions(st rolloutv1.RolloutStatus, waiting, failed []string, opens time.Time) []metav1.Condition {
+	cond := func(t string, ok bool, reason, msg string) metav1.Condition {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: s.Generation}
+	}
+	counts := fmt.Sprintf("%d of %d Clusters done, %d failed, %d skipped", st.Counts.Done, st.Counts.Total, st.Counts.Failed, st.Counts.Skipped)
+	out := []metav1.Condition{
+		cond("Progressing", st.Phase == PhaseProgressing, st.Phase, counts),
+		cond("Completed", s.Completed, st.Phase, counts),
+		cond("WaitingForApproval", st.PendingApproval != "", "Approval", approvalMessage(st.PendingApproval)),
+		cond("Halted", s.Halted, "FailureBudget", haltMessage(s.Halted, failed, s.Spec.FailureBudget)),
+		cond("OutsideWindow", len(waiting) > 0, "MaintenanceWindow", windowMessage(waiting, opens)),
+		cond("SpecChanged", s.LatestGeneration > s.Generation, "Generation", specMessage(s.LatestGeneration, s.Generation)),
+	}
+	if s.Aborted != "" {
+		out[1].Message = s.Aborted + "; " + counts
+	}
+	return out
+}
+
+func approvalMessage(token string) string {
+	if token == "" {
+		return ""
+	}
+	return fmt.Sprintf("approve with `starter rollout approve NAME` or the annotation %s=%s", ApproveAnnotation, token)
+}
+
+func haltMessage(halted bool, failed []string, budget int32) string {
+	if !halted {
+		return ""
+	}
+	return fmt.Sprintf("more Clusters failed than the failure budget (%d) allows: %s; resume, skip the failed Clusters or abort", budget, listSome(failed, 5))
+}
+
+func windowMessage(waiting []string, opens time.Time) string {
+	if len(waiting) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s outside their maintenance windows; the first opens %s", listSome(waiting, 5), opens.UTC().Format(time.RFC3339))
+}
+
+func specMessage(latest, running int64) string {
+	if latest <= running {
+		return ""
+	}
+	return fmt.Sprintf("the spec changed to generation %d; this rollout keeps following generation %d (delete it and create a new one to change course)", latest, running)
+}

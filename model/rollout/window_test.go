@@ -1,0 +1,88 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWindowOpenAndNext(t *testing.T) {
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	at := func(s string, loc *time.Location) time.Time {
+		v, err := time.ParseInLocation("2006-01-02 15:04", s, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		window   string
+		now      time.Time
+		open     bool
+		nextOpen time.Time
+	}{
+		// 2026-11-28 is a Saturday.
+		{"Sat,Sun 02:00-06:00 Europe/Berlin", at("2026-11-28 03:00", berlin), true, at("2026-11-28 03:00", berlin)},
+		{"Sat,Sun 02:00-06:00 Europe/Berlin", at("2026-11-28 06:00", berlin), false, at("2026-11-29 02:00", berlin)},
+		{"Sat,Sun 02:00-06:00 Europe/Berlin", at("2026-11-25 12:00", berlin), false, at("2026-11-28 02:00", berlin)},
+		// Past midnight: opened Friday 22:00, still open Saturday 03:00; the days are opening days.
+		{"Mon-Fri 22:00-04:00 UTC", at("2026-11-28 03:00", time.UTC), true, at("2026-11-28 03:00", time.UTC)},
+		{"Mon-Fri 22:00-04:00 UTC", at("2026-11-28 05:00", time.UTC), false, at("2026-11-30 22:00", time.UTC)},
+		// A range across the week's end, and a whole day.
+		{"Fri-Mon 00:00-00:00 UTC", at("2026-11-30 23:59", time.UTC), true, at("2026-11-30 23:59", time.UTC)},
+		{"Fri-Mon 00:00-00:00 UTC", at("2026-12-01 00:00", time.UTC), false, at("2026-12-04 00:00", time.UTC)},
+		// The zone decides: 02:00 in Berlin is 01:00 UTC in winter.
+		{"* 02:00-03:00 Europe/Berlin", at("2026-11-25 01:30", time.UTC), true, at("2026-11-25 01:30", time.UTC)},
+	}
+	for _, tt := range tests {
+		w, err := ParseWindow(tt.window)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.window, err)
+		}
+		if got := w.Open(tt.now); got != tt.open {
+			t.Errorf("%s at %s: open = %v, want %v", tt.window, tt.now, got, tt.open)
+		}
+		if got := w.Next(tt.now); !got.Equal(tt.nextOpen) {
+			t.Errorf("%s at %s: next = %s, want %s", tt.window, tt.now, got, tt.nextOpen)
+		}
+	}
+}
+
+func TestWindowOverDST(t *testing.T) {
+	// 2026-03-29: Berlin moves from UTC+1 to UTC+2 at 02:00; a 03:00 window stays at 03:00 local.
+	w, err := ParseWindow("Sun 03:00-04:00 Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.Next(time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC))
+	if want := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next = %s, want %s (03:00 CEST)", got.UTC(), want)
+	}
+}
+
+func TestParseWindowRefuses(t *testing.T) {
+	for _, s := range []string{
+		"", "Sat 02:00-06:00", "Sat 02:00 Europe/Berlin", "Sunday 02:00-06:00 UTC", "Sat 2:0-06:00 UTC",
+		"Sat 25:00-06:00 UTC", "Sat 02:00-06:00 Mars/Olympus", "Sat 02:00-06:00 Local", "Sat-Xyz 02:00-06:00 UTC",
+	} {
+		if _, err := ParseWindow(s); err == nil {
+			t.Errorf("%q: accepted", s)
+		}
+	}
+}
+
+func TestNextOpenOfSeveral(t *testing.T) {
+	ws, err := ParseWindows([]string{"Sat 02:00-06:00 UTC", "Wed 20:00-21:00 UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) // Wednesday
+	if got, want := ws.NextOpen(now), time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next = %s, want %s", got, want)
+	}
+	if got := Windows(nil).NextOpen(now); !got.Equal(now) {
+		t.Errorf("no windows: next = %s, want now", got)
+	}
+	if got := SplitAnnotation(" Sat 02:00-06:00 UTC ; Wed 20:00-21:00 UTC;"); len(got) != 2 || got[1] != "Wed 20:00-21:00 UTC" {
+		t.Errorf("SplitAnnotation = %q", got)
+	}
+}
