@@ -32,7 +32,7 @@ func TestHolds(t *testing.T) {
 		{`{"class":"gold","version":"v1.34.0"}`, true},
 		{`{"variables":[{"name":"b","value":{"x":"y"}}]}`, true}, // one entry by name
 		{`{"variables":[{"name":"b","value":{"x":"z"}}]}`, false},
-		{`{"variables":[{"name":"c","value":1}]}`, false}, // not there yet
+		{`{"variables":[{"name":"c","value":1}]}`, false},  // not there yet
 		{`{"variables":[{"name":"a","value":1.0}]}`, true}, // numbers by value
 		{`{"workers":{"machineDeployments":[{"name":"md-0","replicas":3}]}}`, true},
 		{`{"workers":{"machineDeployments":[{"name":"md-0","replicas":4}]}}`, false},
@@ -81,7 +81,9 @@ func TestValidate(t *testing.T) {
 		{"duplicate stage", func(r *rolloutv1.Rollout) { r.Spec.Stages[1].Name = "canary" }, "spec.stages[1].name"},
 		{"take-all stage before another", func(r *rolloutv1.Rollout) { r.Spec.Stages[0].Count = nil }, "spec.stages[0]"},
 		{"count and percent", func(r *rolloutv1.Rollout) { r.Spec.Stages[0].Percent = ptr[int32](10) }, "spec.stages[0]"},
-		{"percent over 100", func(r *rolloutv1.Rollout) { r.Spec.Stages[0] = rolloutv1.Stage{Name: "canary", Percent: ptr[int32](150)} }, "spec.stages[0].percent"},
+		{"percent over 100", func(r *rolloutv1.Rollout) {
+			r.Spec.Stages[0] = rolloutv1.Stage{Name: "canary", Percent: ptr[int32](150)}
+		}, "spec.stages[0].percent"},
 		{"bad stage selector", func(r *rolloutv1.Rollout) {
 			r.Spec.Stages[0] = rolloutv1.Stage{Name: "canary", Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Nearly"}}}}
 		}, "spec.stages[0].selector"},

@@ -3,8 +3,8 @@ package rollout
 import (
 	"fmt"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 

@@ -29,7 +29,7 @@ type fleet struct {
 	never    map[string]bool // never settles
 	hand     map[string]bool // another manager changes it after the write
 	ann      map[string]string
-	started  []string  // keys in write order
+	started  []string // keys in write order
 	starts   map[string]time.Time
 	finished map[string]time.Time
 	// maxInFlight per stage, from the states after each Advance.
@@ -345,7 +345,9 @@ func TestFreeze(t *testing.T) {
 	env := func(i int) map[string]string {
 		return map[string]string{"env": []string{"dev", "staging", "prod"}[i%3]}
 	}
-	sel := func(v string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{"env": v}} }
+	sel := func(v string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"env": v}}
+	}
 	tests := []struct {
 		name    string
 		stages  []rolloutv1.Stage
