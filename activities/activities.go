@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/model/validation"
 )
 
@@ -42,7 +43,7 @@ const (
 // FieldManagers are the field managers topoflow writes under; a worker's read cache keeps their
 // managedFields entries (the no-op check reads them).
 func FieldManagers() []string {
-	return []string{labels.FieldManager, StatusFieldManager, pendingHooksFieldManager, runtimeext.CAInjectorFieldManager}
+	return []string{labels.FieldManager, StatusFieldManager, pendingHooksFieldManager, runtimeext.CAInjectorFieldManager, rollout.FieldManager}
 }
 
 // Activities is the activity set a worker registers.

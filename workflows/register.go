@@ -20,6 +20,7 @@ func Register(r Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
 	r.RegisterWorkflowWithOptions(ReconcileObject, workflow.RegisterOptions{Name: ReconcileObjectWorkflowType})
 	r.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
+	r.RegisterWorkflowWithOptions(Rollout, workflow.RegisterOptions{Name: RolloutWorkflowType})
 	r.RegisterActivity(a)
 }
 

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topoflow/topoflow/internal/metrics"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/ssa"
@@ -42,6 +43,7 @@ var (
 	ClusterEndpoints    = clusterv1.GroupVersion.WithResource("clusterendpoints")
 	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
 	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
+	Rollouts            = rolloutv1.GroupVersion.WithResource("rollouts")
 )
 
 // CustomResourceDefinitions are read to tell which Cluster API components are installed.

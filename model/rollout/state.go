@@ -394,16 +394,31 @@ func (s *State) nextDue() time.Time {
 	return due
 }
 
-// Wrote records a write's result: the Cluster's generation after it, or why it was refused (the
-// Cluster fails: admission or a hook said no).
-func (s *State) Wrote(key string, generation int64, refused string, now time.Time) {
-	c := s.cluster(key)
+// WriteResult is what writing a Cluster came to.
+type WriteResult struct {
+	Key string `json:"key"`
+	// Generation is the Cluster's generation after the write (or before it, when the change
+	// already held and nothing was written).
+	Generation int64 `json:"generation,omitempty"`
+	// Refused says why admission (or a webhook beside it) refused the change.
+	Refused string `json:"refused,omitempty"`
+	// Gone: the Cluster no longer exists.
+	Gone bool `json:"gone,omitempty"`
+}
+
+// Wrote records a write's result: a refused change fails the Cluster, a deleted Cluster is
+// skipped, otherwise the rollout follows the generation written.
+func (s *State) Wrote(r WriteResult, now time.Time) {
+	c := s.cluster(r.Key)
 	if c == nil || c.State != Progressing {
 		return
 	}
-	if refused != "" {
-		c.finish(Failed, "the change was refused: "+refused, now)
-		return
+	switch {
+	case r.Gone:
+		c.finish(Skipped, "the Cluster was deleted", now)
+	case r.Refused != "":
+		c.finish(Failed, "the change was refused: "+r.Refused, now)
+	default:
+		c.Generation, c.Message = r.Generation, "written"
 	}
-	c.Generation, c.Message = generation, "written"
 }

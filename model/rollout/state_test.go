@@ -72,7 +72,7 @@ func (f *fleet) step() Actions {
 		if f.refuse[k] {
 			refused = "admission webhook denied the request: spec.topology.version: Invalid value"
 		}
-		f.s.Wrote(k, 2, refused, f.now)
+		f.s.Wrote(WriteResult{Key: k, Generation: 2, Refused: refused}, f.now)
 		f.written[k] = f.now
 		f.started = append(f.started, k)
 		f.starts[k] = f.now
@@ -174,7 +174,7 @@ func TestUnsettledDuringSoakStartsOver(t *testing.T) {
 	spec := rolloutv1.RolloutSpec{Change: version("v1.35.0"), Stages: []rolloutv1.Stage{{Name: "all", SoakAfterCluster: mins(10)}}}
 	s, _ := Freeze(spec, 1, []Candidate{{Namespace: "a", Name: "x"}})
 	s.Advance(Observation{Now: t0})
-	s.Wrote("a/x", 2, "", t0)
+	s.Wrote(WriteResult{Key: "a/x", Generation: 2}, t0)
 	s.Advance(Observation{Now: t0.Add(time.Minute), Clusters: map[string]Seen{"a/x": {Holds: true, Done: true}}})
 	if s.Clusters[0].State != Soaking {
 		t.Fatalf("state %s, want Soaking", s.Clusters[0].State)

@@ -134,3 +134,10 @@ func specMessage(latest, running int64) string {
 	}
 	return fmt.Sprintf("the spec changed to generation %d; this rollout keeps following generation %d (delete it and create a new one to change course)", latest, running)
 }
+
+// NotStarted is the status of a Rollout that cannot start yet, and why (its selection is refused,
+// overlaps, is empty, or another Rollout holds its Clusters).
+func NotStarted(generation int64, why string) rolloutv1.RolloutStatus {
+	return rolloutv1.RolloutStatus{ObservedGeneration: generation, Phase: PhasePending, Conditions: []metav1.Condition{{
+		Type: "Progressing", Status: metav1.ConditionFalse, Reason: "NotStarted", Message: why, ObservedGeneration: generation}}}
+}

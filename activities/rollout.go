@@ -1,0 +1,433 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/rollout"
+)
+
+// The fleet rollout's activities (see workflows.Rollout): read the Rollout, freeze its selection,
+// write each Cluster's change, follow the Clusters in flight, write the Rollout's status. The
+// decisions are model/rollout's.
+
+// RolloutRef names a Rollout.
+type RolloutRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (r RolloutRef) String() string { return r.Namespace + "/" + r.Name }
+
+// RolloutFinalizer keeps a deleted Rollout until its workflow has stopped.
+const RolloutFinalizer = "topoflow.dev/rollout"
+
+// RolloutRead is a Rollout as its workflow reads it.
+type RolloutRead struct {
+	Exists      bool                  `json:"exists"`
+	Deleting    bool                  `json:"deleting,omitempty"`
+	Generation  int64                 `json:"generation,omitempty"`
+	Spec        rolloutv1.RolloutSpec `json:"spec"`
+	Annotations map[string]string     `json:"annotations,omitempty"`
+	// Ended: the Rollout completed or was aborted at its current generation (a later spec edit
+	// starts a new rollout).
+	Ended bool `json:"ended,omitempty"`
+}
+
+// ReadRollout reads the Rollout from the API server (annotations and a deletion count at once)
+// and adds the finalizer while it is not being deleted.
+func (a *Activities) ReadRollout(ctx context.Context, ref RolloutRef) (RolloutRead, error) {
+	u, err := a.Kube.Dynamic.Resource(kube.Rollouts).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return RolloutRead{}, nil
+	}
+	if err != nil {
+		return RolloutRead{}, fmt.Errorf("reading Rollout %s: %w", ref, err)
+	}
+	r := &rolloutv1.Rollout{}
+	if err := a.Kube.Decode(u, r); err != nil {
+		return RolloutRead{}, fmt.Errorf("reading Rollout %s: %w", ref, err)
+	}
+	out := RolloutRead{Exists: true, Deleting: r.DeletionTimestamp != nil, Generation: r.Generation, Spec: r.Spec, Annotations: r.Annotations,
+		Ended: (r.Status.Phase == rollout.PhaseCompleted || r.Status.Phase == rollout.PhaseAborted) && r.Status.ObservedGeneration >= r.Generation}
+	if !out.Deleting && !slices.Contains(r.Finalizers, RolloutFinalizer) {
+		if err := a.setRolloutFinalizers(ctx, r, append(r.Finalizers, RolloutFinalizer)); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// ReleaseRollout removes the finalizer: the workflow has stopped (the Rollout is being deleted).
+func (a *Activities) ReleaseRollout(ctx context.Context, ref RolloutRef) error {
+	r := &rolloutv1.Rollout{}
+	if err := a.Kube.GetTyped(ctx, kube.Rollouts, ref.Namespace, ref.Name, r); err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading Rollout %s: %w", ref, err)
+	}
+	if !slices.Contains(r.Finalizers, RolloutFinalizer) {
+		return nil
+	}
+	return a.setRolloutFinalizers(ctx, r, slices.DeleteFunc(slices.Clone(r.Finalizers), func(f string) bool { return f == RolloutFinalizer }))
+}
+
+// setRolloutFinalizers writes the finalizer list, on the resourceVersion read (a conflict retries).
+func (a *Activities) setRolloutFinalizers(ctx context.Context, r *rolloutv1.Rollout, finalizers []string) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.ResourceVersion, "finalizers": finalizers}})
+	if _, err := a.Kube.MergePatch(ctx, kube.Rollouts, r.Namespace, r.Name, patch, StatusFieldManager); err != nil {
+		return fmt.Errorf("setting the finalizers of Rollout %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	return nil
+}
+
+// ClustersMatching lists the Clusters of the namespaces (every one when empty) whose labels match,
+// ordered by namespace and name.
+func (a *Activities) ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	var out []clusterv1.Cluster
+	for _, ns := range namespaces {
+		items, err := a.Kube.List(ctx, kube.Clusters, ns, s.String())
+		if err != nil {
+			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
+		}
+		for i := range items {
+			c := clusterv1.Cluster{}
+			if err := a.Kube.Decode(&items[i], &c); err != nil {
+				return nil, fmt.Errorf("decoding Cluster %s/%s: %w", items[i].GetNamespace(), items[i].GetName(), err)
+			}
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out, nil
+}
+
+// SelectInput asks for a Rollout's selection.
+type SelectInput struct {
+	Rollout RolloutRef            `json:"rollout"`
+	Spec    rolloutv1.RolloutSpec `json:"spec"`
+}
+
+// SelectResult is a Rollout's selection, and what stops it from starting.
+type SelectResult struct {
+	Candidates []rollout.Candidate `json:"candidates,omitempty"`
+	// Refused are the Clusters admission would refuse the change for ("ns/name: why").
+	Refused []string `json:"refused,omitempty"`
+	// BlockedBy names an older Rollout, not yet ended, that selects some of the same Clusters.
+	BlockedBy string `json:"blockedBy,omitempty"`
+}
+
+// SelectClusters lists the Clusters a Rollout selects (its namespace when it names none), asks
+// admission about each change with a server-side dry run (the same webhooks the write meets:
+// topoflow's, and Cluster API's beside it), and finds an older unfinished Rollout over the same
+// Clusters.
+func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (SelectResult, error) {
+	var out SelectResult
+	clusters, err := a.ClustersMatching(ctx, selectionNamespaces(in.Spec, in.Rollout.Namespace), &in.Spec.Clusters.Selector)
+	if err != nil {
+		return out, err
+	}
+	fragment, err := rollout.Topology(in.Spec.Change)
+	if err != nil {
+		return out, err
+	}
+	for i := range clusters {
+		c := &clusters[i]
+		out.Candidates = append(out.Candidates, rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels,
+			Windows: windowsOf(c)})
+		if topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment) {
+			continue
+		}
+		if _, err := a.applyChange(ctx, c, in.Rollout, fragment, true); err != nil {
+			if why, refused := refusal(err); refused {
+				out.Refused = append(out.Refused, c.Namespace+"/"+c.Name+": "+why)
+				continue
+			}
+			return out, err
+		}
+	}
+	out.BlockedBy, err = a.olderRolloutOver(ctx, in.Rollout, clusters)
+	return out, err
+}
+
+func selectionNamespaces(spec rolloutv1.RolloutSpec, own string) []string {
+	if len(spec.Clusters.Namespaces) == 0 {
+		return []string{own}
+	}
+	return spec.Clusters.Namespaces
+}
+
+// windowsOf is the Cluster's own maintenance windows (nil: the rollout's).
+func windowsOf(c *clusterv1.Cluster) []string {
+	v, ok := c.Annotations[rollout.WindowsAnnotation]
+	if !ok {
+		return nil
+	}
+	return append([]string{}, rollout.SplitAnnotation(v)...)
+}
+
+// olderRolloutOver names the oldest Rollout created before this one, not ended, whose selection
+// shares a Cluster with this one's (the conflict rule: the younger waits).
+func (a *Activities) olderRolloutOver(ctx context.Context, self RolloutRef, ours []clusterv1.Cluster) (string, error) {
+	items, err := a.Kube.Dynamic.Resource(kube.Rollouts).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("listing Rollouts: %w", err)
+	}
+	var me *unstructured.Unstructured
+	for i := range items.Items {
+		if items.Items[i].GetNamespace() == self.Namespace && items.Items[i].GetName() == self.Name {
+			me = &items.Items[i]
+		}
+	}
+	mine := map[string]bool{}
+	for _, c := range ours {
+		mine[c.Namespace+"/"+c.Name] = true
+	}
+	for i := range items.Items {
+		o := &items.Items[i]
+		if me == nil || o == me || !olderThan(o, me) {
+			continue
+		}
+		r := &rolloutv1.Rollout{}
+		if err := a.Kube.Decode(o, r); err != nil {
+			return "", err
+		}
+		if r.Status.Phase == rollout.PhaseCompleted || r.Status.Phase == rollout.PhaseAborted {
+			continue
+		}
+		theirs, err := a.ClustersMatching(ctx, selectionNamespaces(r.Spec, r.Namespace), &r.Spec.Clusters.Selector)
+		if err != nil {
+			return "", err
+		}
+		for _, c := range theirs {
+			if mine[c.Namespace+"/"+c.Name] {
+				return fmt.Sprintf("Rollout %s/%s (it also selects Cluster %s/%s)", r.Namespace, r.Name, c.Namespace, c.Name), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+func olderThan(a, b *unstructured.Unstructured) bool {
+	ta, tb := a.GetCreationTimestamp().Time, b.GetCreationTimestamp().Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+}
+
+func topologyOf(c *clusterv1.Cluster) map[string]any {
+	if c.Spec.Topology == nil {
+		return nil
+	}
+	b, err := json.Marshal(c.Spec.Topology)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// applyChange writes the change to one Cluster with server-side apply as the rollout's field
+// manager, with the claim annotation naming the Rollout (dryRun: admission only).
+func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by RolloutRef, fragment map[string]any, dryRun bool) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
+		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace,
+			"annotations": map[string]any{rollout.ClaimAnnotation: by.String()}},
+		"spec": map[string]any{"topology": fragment},
+	}}
+	opts := metav1.ApplyOptions{FieldManager: rollout.FieldManager, Force: true}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return a.Kube.Dynamic.Resource(kube.Clusters).Namespace(c.Namespace).Apply(ctx, c.Name, obj, opts)
+}
+
+// refusal says whether an error is admission's (or the schema's) answer to the change, and why.
+func refusal(err error) (string, bool) {
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
+		return err.Error(), true
+	}
+	return "", false
+}
+
+// WriteInput asks to write a Rollout's change to some Clusters.
+type WriteInput struct {
+	Rollout  RolloutRef       `json:"rollout"`
+	Change   rolloutv1.Change `json:"change"`
+	Clusters []string         `json:"clusters"`
+}
+
+// WriteRolloutChange writes the change to each Cluster (none when it already holds) and says
+// which generation to follow, or why the change was refused.
+func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]rollout.WriteResult, error) {
+	fragment, err := rollout.Topology(in.Change)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rollout.WriteResult, 0, len(in.Clusters))
+	for _, key := range in.Clusters {
+		ns, name, _ := splitKey(key)
+		res := rollout.WriteResult{Key: key}
+		c, err := a.ClusterNamed(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c == nil:
+			res.Gone = true
+		case topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment):
+			res.Generation = c.Generation
+		default:
+			u, err := a.applyChange(ctx, c, in.Rollout, fragment, false)
+			if why, refused := refusal(err); refused {
+				res.Refused = why
+			} else if err != nil {
+				return nil, fmt.Errorf("writing Cluster %s: %w", key, err)
+			} else {
+				res.Generation = u.GetGeneration()
+				a.Log.InfoContext(ctx, "rollout wrote a Cluster", "rollout", in.Rollout.String(), "cluster", key, "generation", res.Generation)
+			}
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func splitKey(key string) (string, string, bool) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], key[i+1:], true
+		}
+	}
+	return "", key, false
+}
+
+// RolloutObserveInput asks about a Rollout and the Clusters it follows.
+type RolloutObserveInput struct {
+	Rollout RolloutRef       `json:"rollout"`
+	Change  rolloutv1.Change `json:"change"`
+	// Clusters in flight: key -> the generation written.
+	Clusters map[string]int64 `json:"clusters,omitempty"`
+}
+
+// RolloutObservation is the Rollout and what its Clusters in flight show.
+type RolloutObservation struct {
+	Rollout  RolloutRead             `json:"rollout"`
+	Clusters map[string]rollout.Seen `json:"clusters,omitempty"`
+}
+
+// ObserveRollout reads the Rollout and, for each Cluster in flight, whether the change still holds
+// and whether the Cluster is done with it (rollout.Settled).
+func (a *Activities) ObserveRollout(ctx context.Context, in RolloutObserveInput) (RolloutObservation, error) {
+	var out RolloutObservation
+	var err error
+	if out.Rollout, err = a.ReadRollout(ctx, in.Rollout); err != nil {
+		return out, err
+	}
+	fragment, err := rollout.Topology(in.Change)
+	if err != nil {
+		return out, err
+	}
+	out.Clusters = map[string]rollout.Seen{}
+	for key, written := range in.Clusters {
+		seen, err := a.seeCluster(ctx, key, written, in.Change, fragment)
+		if err != nil {
+			return out, err
+		}
+		out.Clusters[key] = seen
+	}
+	return out, nil
+}
+
+func (a *Activities) seeCluster(ctx context.Context, key string, written int64, change rolloutv1.Change, fragment map[string]any) (rollout.Seen, error) {
+	ns, name, _ := splitKey(key)
+	c, err := a.readCluster(ctx, ClusterRef{Namespace: ns, Name: name})
+	if kube.IsNotFound(err) {
+		return rollout.Seen{Gone: true}, nil
+	}
+	if err != nil {
+		return rollout.Seen{}, fmt.Errorf("reading Cluster %s: %w", key, err)
+	}
+	seen := rollout.Seen{Holds: topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment)}
+	class, err := a.ClassOf(ctx, c)
+	if err != nil || class == nil {
+		seen.Why = fmt.Sprintf("ClusterClass %s not readable: %v", c.Spec.Topology.Class, err)
+		return seen, nil
+	}
+	running, err := a.RunningState(ctx, c, class)
+	if err != nil {
+		return seen, err
+	}
+	gen, why := rollout.Reconciled(c)
+	seen.Done, seen.Why = rollout.Settled(rollout.Progress{ReconciledFor: gen, Why: why, Running: running}, change, written)
+	return seen, nil
+}
+
+// RolloutStatusInput is the status a Rollout's workflow wants it to show.
+type RolloutStatusInput struct {
+	Rollout RolloutRef              `json:"rollout"`
+	Status  rolloutv1.RolloutStatus `json:"status"`
+}
+
+// SetRolloutStatus writes the Rollout's status, keeping the conditions' transition times.
+func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput) error {
+	r := &rolloutv1.Rollout{}
+	if err := a.Kube.GetTyped(ctx, kube.Rollouts, in.Rollout.Namespace, in.Rollout.Name, r); err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading Rollout %s: %w", in.Rollout, err)
+	}
+	st := in.Status
+	conds := slices.Clone(r.Status.Conditions)
+	now := metav1.NewTime(time.Now())
+	for _, c := range st.Conditions {
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&conds, c)
+	}
+	st.Conditions = conds
+	body, err := runtimeToMap(st)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": rolloutv1.GroupVersion.String(), "kind": "Rollout",
+		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace}, "status": body}}
+	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
+		return fmt.Errorf("writing the status of Rollout %s: %w", in.Rollout, err)
+	}
+	return nil
+}
+
+func runtimeToMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
