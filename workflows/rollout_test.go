@@ -204,4 +204,3 @@ func TestRolloutThousandClustersContinuesAsNew(t *testing.T) {
 	require.Len(t, f.written, 1000)
 	require.Len(t, f.order, 1000)
 }
-
