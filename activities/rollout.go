@@ -431,3 +431,12 @@ func runtimeToMap(v any) (map[string]any, error) {
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
 }
+
+// ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).
+func (a *Activities) ClassExists(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := a.Kube.Dynamic.Resource(kube.ClusterClasses).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}

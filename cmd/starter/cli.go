@@ -39,7 +39,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	run := newRunCmd()
 	root.Flags().AddFlagSet(run.Flags())
 	root.RunE = run.RunE
-	root.AddCommand(run, newPlanCmd(stdout, stderr), newStatusCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(run, newPlanCmd(stdout, stderr), newStatusCmd(stdout), newRolloutCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 
@@ -57,6 +57,7 @@ func newRunCmd() *cobra.Command {
 	var le leaderElection
 	var signallers int
 	var coalesce time.Duration
+	var rolloutTiming workflows.RolloutTiming
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "watch Clusters, ClusterClasses and topology objects; start and signal Cluster workflows (default)",
@@ -69,7 +70,7 @@ func newRunCmd() *cobra.Command {
 			defer p.Close()
 			// A new watcher for every term as leader (one whose Run ended cannot run again).
 			lead := func(ctx context.Context) error {
-				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers, Coalesce: coalesce}, p.Log).Run(ctx)
+				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers, Coalesce: coalesce, RolloutTiming: rolloutTiming}, p.Log).Run(ctx)
 			}
 			return le.campaign(p.Ctx, p.Conn.Kube, p.Log, lead)
 		},
@@ -80,6 +81,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
 	cmd.Flags().IntVar(&signallers, "signal-workers", 16, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
 	cmd.Flags().DurationVar(&coalesce, "coalesce", watcher.DefaultCoalesce, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
+	cmd.Flags().DurationVar(&rolloutTiming.Poll, "rollout-poll", 15*time.Second, "how often a Rollout's workflow re-reads the Clusters it is changing")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = "default"

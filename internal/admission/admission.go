@@ -41,6 +41,8 @@ const (
 	// PathHoldTopologyDelete is topoflow's own: deletes of topology objects while the Cluster's
 	// BeforeClusterDelete hook has not passed (see holdTopologyDelete).
 	PathHoldTopologyDelete = "/validate-topology-delete"
+	// PathValidateRollout checks topoflow's own fleet Rollouts (validateRollout).
+	PathValidateRollout = "/validate-topoflow-dev-v1alpha1-rollout"
 )
 
 // Reader is what the webhooks read from the API server (activities.Activities implements it).
@@ -53,6 +55,10 @@ type Reader interface {
 	ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error)
 	// ClustersUsing lists the Clusters whose topology names the class.
 	ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error)
+	// ClustersMatching lists the Clusters of the namespaces whose labels match.
+	ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error)
+	// ClassExists says whether a ClusterClass exists.
+	ClassExists(ctx context.Context, namespace, name string) (bool, error)
 }
 
 // Server answers AdmissionReview requests.
@@ -83,6 +89,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(PathMutateExtensionConfig, s.review(mutateExtensionConfig))
 	mux.HandleFunc(PathValidateExtensionConfig, s.review(validateExtensionConfig))
 	mux.HandleFunc(PathHoldTopologyDelete, s.review(s.holdTopologyDelete))
+	mux.HandleFunc(PathValidateRollout, s.review(s.validateRollout))
 	mux.HandleFunc(PathConvert, s.convert)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux

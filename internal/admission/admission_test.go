@@ -47,6 +47,12 @@ func (f *fakeReads) ClusterNamed(context.Context, string, string) (*clusterv1.Cl
 func (f *fakeReads) ClustersUsing(context.Context, *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
 	return f.clusters, nil
 }
+func (f *fakeReads) ClustersMatching(context.Context, []string, *metav1.LabelSelector) ([]clusterv1.Cluster, error) {
+	return f.clusters, nil
+}
+func (f *fakeReads) ClassExists(_ context.Context, _, name string) (bool, error) {
+	return f.class != nil && f.class.Name == name, nil
+}
 
 // sample reads the sample class and Cluster as raw JSON and typed.
 func sample(t *testing.T) (*clusterv1.ClusterClass, map[string]any) {

@@ -47,6 +47,8 @@ type Options struct {
 	Resync time.Duration
 	// Timing is passed to newly started workflows.
 	Timing workflows.Timing
+	// RolloutTiming is passed to newly started Rollout workflows.
+	RolloutTiming workflows.RolloutTiming
 	// Workers is how many signals may be in flight at once (default 4).
 	Workers int
 	// Coalesce holds a Cluster's first queued event this long before signalling, so a burst of
@@ -155,6 +157,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.watchOwned(kube.MachineDeployments)
 	w.watchOwned(kube.MachinePools)
+	if err := w.watchRollouts(ctx); err != nil {
+		return err
+	}
 
 	factory.Start(ctx.Done())
 	w.owned.Start(ctx.Done())

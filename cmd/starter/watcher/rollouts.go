@@ -1,0 +1,96 @@
+package watcher
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"go.temporal.io/sdk/client"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/model/rollout"
+	"github.com/topoflow/topoflow/workflows"
+)
+
+// watchRollouts drives the Rollouts' workflows: a new Rollout, a spec or annotation change and a
+// deletion each start the workflow if needed and signal it (it re-reads the Rollout). Status
+// writes (the workflow's own) signal nothing, and a Rollout that has ended is left alone. Off,
+// with a log line, where the Rollout CRD is not installed.
+func (w *Watcher) watchRollouts(ctx context.Context) error {
+	if _, err := w.kube.ResourceFor(kube.Rollouts.GroupVersion().String(), "Rollout"); err != nil {
+		w.log.Info("fleet rollouts off: the Rollout CRD (topoflow.dev) is not installed", "error", err)
+		return nil
+	}
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "rollouts"})
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync, w.opts.Namespace, nil)
+	inf := factory.ForResource(kube.Rollouts).Informer()
+	changed := func(oldObj, obj any) {
+		u := asUnstructured(obj)
+		if u == nil {
+			return
+		}
+		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
+			reflect.DeepEqual(o.GetAnnotations(), u.GetAnnotations()) && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) &&
+			o.GetResourceVersion() != u.GetResourceVersion() {
+			return // a status or finalizer write
+		}
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		ended := (phase == rollout.PhaseCompleted || phase == rollout.PhaseAborted) && observed >= u.GetGeneration()
+		if ended && u.GetDeletionTimestamp() == nil {
+			return
+		}
+		queue.Add(u.GetNamespace() + "/" + u.GetName())
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	}()
+	go func() {
+		for {
+			key, quit := queue.Get()
+			if quit {
+				return
+			}
+			if err := w.signalRollout(ctx, key); err != nil {
+				w.log.Warn("signalling Rollout workflow failed; will retry", "rollout", key, "error", err)
+				queue.AddRateLimited(key)
+			} else {
+				queue.Forget(key)
+			}
+			queue.Done(key)
+		}
+	}()
+	return nil
+}
+
+// signalRollout starts the Rollout's workflow if needed and signals it.
+func (w *Watcher) signalRollout(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	id := workflows.RolloutWorkflowID(ns, name)
+	opts := client.StartWorkflowOptions{
+		ID: id, TaskQueue: w.opts.TaskQueue,
+		StaticSummary: "Rollout " + key,
+		StaticDetails: "Fleet rollout **" + key + "**: its stages, soaks, approvals and windows, Cluster by Cluster.",
+	}
+	in := workflows.RolloutInput{Rollout: activities.RolloutRef{Namespace: ns, Name: name}, Timing: w.opts.RolloutTiming}
+	if _, err := w.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalRolloutEvent, nil, opts, workflows.RolloutWorkflowType, in); err != nil {
+		return fmt.Errorf("signal-with-start %s: %w", id, err)
+	}
+	return nil
+}
