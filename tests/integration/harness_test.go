@@ -106,6 +106,8 @@ type envOptions struct {
 	noWorker bool
 	// noWatcher leaves the watcher to the test (starter processes, say).
 	noWatcher bool
+	// rolloutTiming is passed to the Rollout workflows the watcher starts.
+	rolloutTiming workflows.RolloutTiming
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -160,7 +162,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		o.timing.WaitResync = 20 * time.Second
 	}
 	if !o.noWatcher {
-		wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs, Coalesce: watcher.DefaultCoalesce}, log.With("component", "watcher"))
+		wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs, Coalesce: watcher.DefaultCoalesce, RolloutTiming: o.rolloutTiming}, log.With("component", "watcher"))
 		go func() { _ = wt.Run(ctx) }()
 	}
 
@@ -186,6 +188,11 @@ func (e *env) workflowIDs() []string {
 	var ids []string
 	for _, c := range list.Items {
 		ids = append(ids, workflows.WorkflowID(e.ns, c.GetName()))
+	}
+	if rl, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).List(context.Background(), metav1.ListOptions{}); err == nil {
+		for _, r := range rl.Items {
+			ids = append(ids, workflows.RolloutWorkflowID(e.ns, r.GetName()))
+		}
 	}
 	return ids
 }

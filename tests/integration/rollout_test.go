@@ -1,0 +1,132 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/topoflow/topoflow/activities/kube"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	"github.com/topoflow/topoflow/model/rollout"
+	"github.com/topoflow/topoflow/workflows"
+)
+
+// TestRolloutStagesApprovalsAndConcurrency: a Rollout moves four Clusters to a new version in two
+// stages: the canary (by label) first, held after it until approved by annotation; the rest
+// held before it until approved by the Update the CLI sends (a wrong token refused), then at
+// most two at a time. Each Cluster's own workflow does the upgrade; the Rollout writes only
+// spec.topology.version, as topoflow-rollout.
+func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
+	e.applyFile(classFile)
+	names := []string{"c0", "c1", "c2", "c3"}
+	for i, name := range names {
+		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+			if u.GetKind() == "Cluster" {
+				u.SetName(name)
+				if i == 0 {
+					u.SetLabels(map[string]string{"ring": "canary"})
+				}
+			}
+		})
+	}
+	for _, name := range names {
+		e.waitReconciled(name, 90*time.Second)
+	}
+
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "to-1-31-3", "namespace": e.ns},
+		"spec": map[string]any{
+			"clusters": map[string]any{"selector": map[string]any{}},
+			"change":   map[string]any{"version": "v1.31.3"},
+			"stages": []any{
+				map[string]any{"name": "canary", "selector": map[string]any{"matchLabels": map[string]any{"ring": "canary"}}, "approveAfter": true},
+				map[string]any{"name": "rest", "maxConcurrent": 2, "approveBefore": true},
+			},
+		},
+	}}
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	status := func() rolloutv1.RolloutStatus {
+		ro := &rolloutv1.Rollout{}
+		e.getTyped(kube.Rollouts, "to-1-31-3", ro)
+		return ro.Status
+	}
+	e.eventually(2*time.Minute, "the canary done and its result waiting for approval", func() (bool, string) {
+		st := status()
+		return st.PendingApproval == "canary/after@gen-1", fmt.Sprintf("phase %s, approval %q, %+v", st.Phase, st.PendingApproval, st.Counts)
+	})
+	for _, name := range names {
+		want := "v1.31.2"
+		if name == "c0" {
+			want = "v1.31.3"
+		}
+		assert.Equal(t, want, e.cluster(name).Spec.Topology.Version, "%s before the approval", name)
+	}
+	canary := e.cluster("c0")
+	assert.Equal(t, e.ns+"/to-1-31-3", canary.Annotations[rollout.ClaimAnnotation])
+	assert.True(t, slices.ContainsFunc(canary.ManagedFields, func(m metav1.ManagedFieldsEntry) bool {
+		return m.Manager == rollout.FieldManager && strings.Contains(string(m.FieldsV1.Raw), `"f:version"`)
+	}), "spec.topology.version is the rollout's field")
+
+	// Approve the canary's result by annotation (GitOps).
+	_, err = kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "to-1-31-3", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+rollout.ApproveAnnotation+`":"canary/after@gen-1"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	e.eventually(time.Minute, "the rest held before it, for its own approval", func() (bool, string) {
+		st := status()
+		return st.PendingApproval == "rest@gen-1", fmt.Sprintf("approval %q", st.PendingApproval)
+	})
+
+	// Approve the rest as `starter rollout approve` does: an Update, validated by the workflow.
+	update := func(token string) error {
+		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "to-1-31-3"),
+			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{rollout.Control{Action: "approve", Token: token, By: "test"}}})
+		if err != nil {
+			return err
+		}
+		return h.Get(e.ctx, nil)
+	}
+	require.ErrorContains(t, update("canary@gen-1"), "rest@gen-1", "an approval naming another gate is refused")
+	require.NoError(t, update("rest@gen-1"))
+
+	e.eventually(3*time.Minute, "the rollout completed", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s, %+v", st.Phase, st.Counts)
+	})
+	st := status()
+	assert.Equal(t, rolloutv1.Counts{Total: 4, Done: 4}, st.Counts)
+	for _, name := range names {
+		c := e.cluster(name)
+		assert.Equal(t, "v1.31.3", c.Spec.Topology.Version, name)
+	}
+	// Never more than two of the rest changing at once, and the limit used.
+	most := 0
+	for _, a := range st.Clusters {
+		if a.Stage != "rest" {
+			continue
+		}
+		n := 0
+		for _, b := range st.Clusters {
+			if b.Stage == "rest" && !b.StartedAt.After(a.StartedAt.Time) && a.StartedAt.Before(b.FinishedAt) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	assert.Equal(t, 2, most, "at most two of the rest at once: %+v", st.Clusters)
+}
