@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/activities/kube"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/rollout"
+	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
 )
 
@@ -129,4 +130,82 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 		most = max(most, n)
 	}
 	assert.Equal(t, 2, most, "at most two of the rest at once: %+v", st.Clusters)
+}
+
+// TestRolloutHaltsOnHandChangeAndResumes: a Cluster whose version another manager changes
+// after the rollout wrote it fails (the rollout never writes it back) and, with a failure budget
+// of zero, halts the rollout before the next Cluster; an operator pauses, skips the failed
+// Cluster, resumes, and the rest complete.
+func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}, sim: provider.Options{RolloutDuration: 6 * time.Second}})
+	e.applyFile(classFile)
+	names := []string{"c0", "c1", "c2"}
+	for _, name := range names {
+		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+			if u.GetKind() == "Cluster" {
+				u.SetName(name)
+			}
+		})
+	}
+	for _, name := range names {
+		e.waitReconciled(name, 90*time.Second)
+	}
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "r", "namespace": e.ns},
+		"spec": map[string]any{
+			"clusters": map[string]any{"selector": map[string]any{}},
+			"change":   map[string]any{"version": "v1.31.3"},
+			"stages":   []any{map[string]any{"name": "all"}},
+		},
+	}}
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+	require.NoError(t, err)
+	e.eventually(time.Minute, "c0 written by the rollout", func() (bool, string) {
+		v := e.cluster("c0").Spec.Topology.Version
+		return v == "v1.31.3", v
+	})
+	// A hand change while c0 upgrades.
+	_, err = kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Patch(e.ctx, "c0", types.MergePatchType,
+		[]byte(`{"spec":{"topology":{"version":"v1.31.4"}}}`), metav1.PatchOptions{FieldManager: "someone-else"})
+	require.NoError(t, err)
+	status := func() rolloutv1.RolloutStatus {
+		ro := &rolloutv1.Rollout{}
+		e.getTyped(kube.Rollouts, "r", ro)
+		return ro.Status
+	}
+	e.eventually(time.Minute, "the rollout halted", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhaseHalted, fmt.Sprintf("phase %s %+v", st.Phase, st.Counts)
+	})
+	st := status()
+	assert.Equal(t, int32(1), st.Counts.Failed)
+	assert.Contains(t, st.Clusters[0].Message, "another field manager")
+	assert.Equal(t, "v1.31.4", e.cluster("c0").Spec.Topology.Version, "the hand change is not fought")
+	for _, name := range names[1:] {
+		assert.Equal(t, "v1.31.2", e.cluster(name).Spec.Topology.Version, "%s not started past the failure budget", name)
+	}
+
+	control := func(c rollout.Control) error {
+		c.By = "test"
+		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "r"),
+			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{c}})
+		if err != nil {
+			return err
+		}
+		return h.Get(e.ctx, nil)
+	}
+	require.NoError(t, control(rollout.Control{Action: "pause"}))
+	require.ErrorContains(t, control(rollout.Control{Action: "skip", Cluster: "elsewhere/x"}), "not selected")
+	require.NoError(t, control(rollout.Control{Action: "skip", Cluster: e.ns + "/c0"}))
+	require.NoError(t, control(rollout.Control{Action: "resume"}))
+	e.eventually(2*time.Minute, "the rollout completed", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s %+v", st.Phase, st.Counts)
+	})
+	assert.Equal(t, rolloutv1.Counts{Total: 3, Done: 2, Skipped: 1}, status().Counts)
+	for _, name := range names[1:] {
+		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
+	}
+	require.ErrorContains(t, control(rollout.Control{Action: "abort"}), "completed", "a finished rollout takes no controls (its workflow has ended)")
 }
