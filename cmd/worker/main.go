@@ -7,8 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+
+	// Maintenance windows name IANA time zones: the binary carries the database, as a minimal
+	// image has none.
 	"os"
 	"time"
+	_ "time/tzdata"
 
 	"go.temporal.io/sdk/worker"
 

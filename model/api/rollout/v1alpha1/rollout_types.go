@@ -133,10 +133,6 @@ type RolloutStatus struct {
 	// +optional
 	// +listType=atomic
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
-	// LateMatches counts Clusters that match the selector but were not selected when the
-	// rollout started (they are not changed).
-	// +optional
-	LateMatches int32 `json:"lateMatches,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
