@@ -7,11 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-
-	// Maintenance windows name IANA time zones: the binary carries the database, as a minimal
-	// image has none.
 	"os"
 	"time"
+	// Maintenance windows name IANA time zones: the binary carries the database, as a minimal
+	// image has none.
 	_ "time/tzdata"
 
 	"go.temporal.io/sdk/worker"
