@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
 	// Maintenance windows name IANA time zones: the binary carries the database, as a minimal
 	// image has none.
 	_ "time/tzdata"
