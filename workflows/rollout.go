@@ -97,7 +97,7 @@ func Rollout(ctx workflow.Context, in RolloutInput) error {
 		// 4. Write the Clusters the stage starts.
 		if len(a.Write) > 0 {
 			var res []rollout.WriteResult
-			if err := r.act(ctx, "write "+strings.Join(a.Write, ", "), acts.WriteRolloutChange,
+			if err := r.act(ctx, "write "+rollout.ListSome(a.Write, 5), acts.WriteRolloutChange,
 				activities.WriteInput{Rollout: in.Rollout, Change: r.state.Spec.Change, Clusters: a.Write}, &res); err != nil {
 				return err
 			}

@@ -94,13 +94,13 @@ func overlaps(stages []rolloutv1.Stage, cands []Candidate) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("stage selectors overlap: %s", listSome(bad, 10))
+		return fmt.Errorf("stage selectors overlap: %s", ListSome(bad, 10))
 	}
 	return nil
 }
 
-// listSome joins up to n items and says how many more there are.
-func listSome(items []string, n int) string {
+// ListSome joins up to n items and says how many more there are.
+func ListSome(items []string, n int) string {
 	if len(items) <= n {
 		return strings.Join(items, ", ")
 	}

@@ -118,14 +118,14 @@ func haltMessage(halted bool, failed []string, budget int32) string {
 	if !halted {
 		return ""
 	}
-	return fmt.Sprintf("more Clusters failed than the failure budget (%d) allows: %s; resume, skip the failed Clusters or abort", budget, listSome(failed, 5))
+	return fmt.Sprintf("more Clusters failed than the failure budget (%d) allows: %s; resume, skip the failed Clusters or abort", budget, ListSome(failed, 5))
 }
 
 func windowMessage(waiting []string, opens time.Time) string {
 	if len(waiting) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s outside their maintenance windows; the first opens %s", listSome(waiting, 5), opens.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s outside their maintenance windows; the first opens %s", ListSome(waiting, 5), opens.UTC().Format(time.RFC3339))
 }
 
 func specMessage(latest, running int64) string {
