@@ -56,35 +56,8 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	k := stacktest.Client(t, "tests/capi.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	ns := "rc-" + strings.ToLower(rand.String(5))
-	_, err := k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{})
-	require.NoError(t, err)
-	// A Runtime Extension built on Cluster API v1.14.2's own Runtime SDK, answering every
-	// lifecycle hook, each blocking hook "retry" once per Cluster and version and
-	// BeforeClusterDelete for 10 s, registered for this namespace.
-	ext := startSDKExtension(t)
-	_, err = k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Patch(ctx, ns, types.MergePatchType,
-		[]byte(`{"metadata":{"labels":{"topoflow.dev/realcapi":"`+ns+`"}}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
-	_, err = k.Apply(ctx, ext.Config("ext-"+ns, "topoflow.dev/realcapi", ns), testManager)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = k.Dynamic.Resource(runtimev1.GroupVersion.WithResource("extensionconfigs")).Delete(context.Background(), "ext-"+ns, metav1.DeleteOptions{})
-	})
-
-	for _, f := range []string{"deploy/capi/samples/clusterclass.yaml", "deploy/capi/samples/cluster.yaml"} {
-		data, err := os.ReadFile(repoFile(f))
-		require.NoError(t, err)
-		docs, err := decode.Documents(strings.NewReader(string(data)))
-		require.NoError(t, err)
-		for _, d := range docs {
-			d.SetNamespace(ns)
-			_, err := k.Apply(ctx, d, testManager)
-			require.NoError(t, err, "applying %s %s", d.GetKind(), d.GetName())
-		}
-	}
+	ns, ext := namespaceWithExtension(t, ctx, k)
+	applySamples(t, ctx, k, ns, "mem")
 	versions := watchVersions(ctx, k, ns, "mem")
 
 	start := time.Now()
@@ -97,7 +70,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	// topoflow's admission stands in for Cluster API's topology checks, whatever version the
 	// edit is written in: a downgrade written as v1beta2 is refused, naming the field.
 	v1beta2Clusters := schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusters"}
-	_, err = k.Dynamic.Resource(v1beta2Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
+	_, err := k.Dynamic.Resource(v1beta2Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.32.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.Error(t, err, "a downgrade is refused at admission")
 	assert.Contains(t, err.Error(), "spec.topology.version")
@@ -196,6 +169,51 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 			assert.Equal(t, []string{"v1.34.0", "v1.35.0"}, c.ControlPlaneUpgrades)
 			assert.Equal(t, []string{"v1.35.0"}, c.WorkersUpgrades)
 		}
+	}
+}
+
+// namespaceWithExtension makes a test namespace and registers for it a Runtime Extension built on
+// Cluster API v1.14.2's own Runtime SDK, answering every lifecycle hook, each blocking hook
+// "retry" once per Cluster and version and BeforeClusterDelete for 10 s.
+func namespaceWithExtension(t *testing.T, ctx context.Context, k *kube.Client) (string, *sdkExtension) {
+	t.Helper()
+	ns := "rc-" + strings.ToLower(rand.String(5))
+	_, err := k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	ext := startSDKExtension(t)
+	_, err = k.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Patch(ctx, ns, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"topoflow.dev/realcapi":"`+ns+`"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	_, err = k.Apply(ctx, ext.Config("ext-"+ns, "topoflow.dev/realcapi", ns), testManager)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = k.Dynamic.Resource(runtimev1.GroupVersion.WithResource("extensionconfigs")).Delete(context.Background(), "ext-"+ns, metav1.DeleteOptions{})
+	})
+	return ns, ext
+}
+
+// applySamples applies the in-memory class and one sample Cluster per name.
+func applySamples(t *testing.T, ctx context.Context, k *kube.Client, ns string, clusters ...string) {
+	t.Helper()
+	apply := func(f string, name string) {
+		data, err := os.ReadFile(repoFile(f))
+		require.NoError(t, err)
+		docs, err := decode.Documents(strings.NewReader(string(data)))
+		require.NoError(t, err)
+		for _, d := range docs {
+			d.SetNamespace(ns)
+			if name != "" && d.GetKind() == "Cluster" {
+				d.SetName(name)
+			}
+			_, err := k.Apply(ctx, d, testManager)
+			require.NoError(t, err, "applying %s %s", d.GetKind(), d.GetName())
+		}
+	}
+	apply("deploy/capi/samples/clusterclass.yaml", "")
+	for _, c := range clusters {
+		apply("deploy/capi/samples/cluster.yaml", c)
 	}
 }
 
