@@ -103,7 +103,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	}
 	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, env: env, args: map[string][]string{
 		"worker":  workerArgs,
-		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr},
+		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr, "--rollout-poll", "2s"},
 	}}
 	for _, name := range []string{"worker", "starter"} {
 		if err := f.procs.start(name); err != nil {

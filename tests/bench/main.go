@@ -35,6 +35,7 @@ type options struct {
 	rawWorkers  int
 	rawClusters int
 	upgrade     bool
+	rollout     bool
 	timeout     time.Duration
 	workerArgs  string
 	profile     string
@@ -50,6 +51,7 @@ func main() {
 	flag.IntVar(&o.rawWorkers, "raw-workers", 32, "parallel appliers in the raw server-side-apply measurement")
 	flag.IntVar(&o.rawClusters, "raw-clusters", 0, "Clusters' worth of objects the raw measurement applies (0: as many as -clusters)")
 	flag.BoolVar(&o.upgrade, "upgrade", true, "upgrade the fleet by one minor after the create")
+	flag.BoolVar(&o.rollout, "rollout", true, "after the upgrade, move the fleet to a patch release with a Rollout of four stages")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "how long the fleet may take for a phase")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "extra worker flags, space separated (e.g. \"--read-cache=false\")")
 	flag.StringVar(&o.profile, "worker-profile", "", "write a CPU profile of the worker during the fleet create to this file (go tool pprof FILE)")
@@ -143,6 +145,13 @@ func run(ctx context.Context, o options) error {
 		}
 		if r.UpgradeHistory, err = f.history(ctx, "ClusterUpgrade"); err != nil {
 			return err
+		}
+		// 6. The fleet moved on by a Rollout in stages (after the upgrade: its version is the start).
+		if o.rollout {
+			logf("fleet rollout to %s", rolloutTo)
+			if r.Rollout, err = f.rolloutAll(ctx); err != nil {
+				return fmt.Errorf("fleet rollout: %w", err)
+			}
 		}
 	}
 	r.WorkerRSS, r.WorkerPeakRSS = f.procs.rss("worker")

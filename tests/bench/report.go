@@ -50,6 +50,7 @@ type report struct {
 	NoOp                          noOpResult
 	CreateHistory, UpgradeHistory counts
 	Upgrade                       upgradeResult
+	Rollout                       rolloutResult
 	WorkerRSS, WorkerPeakRSS      int64
 	WorkerMemoryLimit             string
 	// WorkflowTaskWarnings counts the worker's "Workflow task duration exceeded" warnings.
@@ -77,6 +78,11 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(tw, "  passes of the first one's create\t%d decide-and-apply activities\t%d inside the workflow task, %d of their own\n", local+own, local, own)
 	fmt.Fprintf(tw, "API requests per no-op resync per Cluster\t%s\t(%d Clusters)\n", perVerb(r.NoOp.PerCluster), r.NoOp.Clusters)
 	fmt.Fprintf(tw, "History events per Cluster workflow (create, resync)\tp50 %d\tmax %d\n", r.CreateHistory.pct(0.5), r.CreateHistory.pct(1))
+	if r.Rollout.Took > 0 {
+		fmt.Fprintf(tw, "Fleet rollout to %s (%d stages, %s soak after each)\ttook %s\tlower bound %s (%.2fx; one Cluster alone %s)\n",
+			rolloutTo, r.Rollout.Stages, benchSoak, ms(r.Rollout.Took), ms(r.Rollout.Bound), r.Rollout.Took.Seconds()/max(r.Rollout.Bound.Seconds(), 1e-9), ms(r.Rollout.Single))
+		fmt.Fprintf(tw, "  Rollout workflow history\t%d events\tworker's API requests %.1f/s\n", r.Rollout.History, r.Rollout.RequestsPerSecond)
+	}
 	if r.Upgrade.Took > 0 {
 		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
 		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
