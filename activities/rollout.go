@@ -8,12 +8,14 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/metrics"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/rollout"
@@ -388,10 +390,12 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	return seen, nil
 }
 
-// RolloutStatusInput is the status a Rollout's workflow wants it to show.
+// RolloutStatusInput is the status a Rollout's workflow wants it to show, and the Events to
+// record on it.
 type RolloutStatusInput struct {
 	Rollout RolloutRef              `json:"rollout"`
 	Status  rolloutv1.RolloutStatus `json:"status"`
+	Events  []rollout.Event         `json:"events,omitempty"`
 }
 
 // SetRolloutStatus writes the Rollout's status, keeping the conditions' transition times.
@@ -419,6 +423,21 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace}, "status": body}}
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return fmt.Errorf("writing the status of Rollout %s: %w", in.Rollout, err)
+	}
+	c := st.Counts
+	for state, n := range map[string]int32{"pending": c.Pending, "changing": c.Changing, "done": c.Done, "failed": c.Failed, "skipped": c.Skipped} {
+		metrics.RolloutClusters.WithLabelValues(in.Rollout.String(), state).Set(float64(n))
+	}
+	if a.Events != nil {
+		ref := &corev1.ObjectReference{APIVersion: rolloutv1.GroupVersion.String(), Kind: "Rollout",
+			Namespace: r.Namespace, Name: r.Name, UID: r.UID, ResourceVersion: r.ResourceVersion}
+		for _, e := range in.Events {
+			kind := corev1.EventTypeNormal
+			if e.Warning {
+				kind = corev1.EventTypeWarning
+			}
+			a.Events.Event(ref, kind, e.Reason, e.Message)
+		}
 	}
 	return nil
 }

@@ -287,15 +287,16 @@ func (r *rolloutRun) inFlight() map[string]int64 {
 	return out
 }
 
-// report writes the Rollout's status when it changed.
+// report writes the Rollout's status when it changed, with the Events noted since the last.
 func (r *rolloutRun) report(ctx workflow.Context) error {
 	st := r.state.Status()
 	b, _ := json.Marshal(st)
-	if string(b) == r.reported {
+	events := r.state.TakeEvents()
+	if string(b) == r.reported && len(events) == 0 {
 		return nil
 	}
 	if err := r.act(ctx, "write the status: "+st.Phase, acts.SetRolloutStatus,
-		activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: st}, nil); err != nil {
+		activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: st, Events: events}, nil); err != nil {
 		return err
 	}
 	r.reported = string(b)

@@ -101,10 +101,13 @@ func (s *State) Apply(c Control, now time.Time) {
 	case "approve":
 		if p := s.PendingApproval(); p != "" {
 			s.Approved = append(s.Approved, p)
+			s.note(false, "Approved", "%s approved%s", p, by)
 		}
 	case "pause":
 		s.Paused = true
+		s.note(false, "Paused", "paused%s", by)
 	case "resume":
+		s.note(false, "Resumed", "resumed%s", by)
 		s.Paused = false
 		if s.Halted {
 			s.Halted = false
@@ -114,7 +117,7 @@ func (s *State) Apply(c Control, now time.Time) {
 		s.abort("aborted" + by)
 	case "skip":
 		if cl := s.cluster(c.Cluster); cl != nil {
-			cl.finish(Skipped, "skipped"+by, now)
+			s.finish(cl, Skipped, "skipped"+by, now)
 			s.Forgiven = min(s.Forgiven, s.count(Failed))
 		}
 	}

@@ -56,8 +56,17 @@ type Cluster struct {
 // Key is "namespace/name".
 func (c *Cluster) Key() string { return c.Namespace + "/" + c.Name }
 
-func (c *Cluster) finish(st ClusterState, msg string, now time.Time) {
+// finish ends the rollout's work on a Cluster and notes it for the Events.
+func (s *State) finish(c *Cluster, st ClusterState, msg string, now time.Time) {
 	c.State, c.Message, c.Finished, c.Until = st, msg, now, time.Time{}
+	switch st {
+	case Done:
+		s.note(false, "ClusterDone", "%s done", c.Key())
+	case Failed:
+		s.note(true, "ClusterFailed", "%s failed: %s", c.Key(), msg)
+	case Skipped:
+		s.note(false, "ClusterSkipped", "%s skipped: %s", c.Key(), msg)
+	}
 }
 
 // Terminal: the rollout is through with the Cluster.
@@ -89,6 +98,25 @@ type State struct {
 	LatestGeneration int64 `json:"latestGeneration,omitempty"`
 
 	windows map[string]Windows // parsed, by text list
+	events  []Event            // noted since the last TakeEvents
+}
+
+// Event is something an operator would want in `kubectl describe rollout`.
+type Event struct {
+	Warning bool   `json:"warning,omitempty"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+func (s *State) note(warning bool, reason, format string, args ...any) {
+	s.events = append(s.events, Event{Warning: warning, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// TakeEvents returns the Events noted since the last call.
+func (s *State) TakeEvents() []Event {
+	out := s.events
+	s.events = nil
+	return out
 }
 
 // Observation is what the workflow read before calling Advance.
@@ -189,8 +217,9 @@ func (s *State) Advance(o Observation) Actions {
 		return Actions{Finished: true}
 	}
 	s.observe(o)
-	if s.Failures() > int(s.Spec.FailureBudget) {
+	if s.Failures() > int(s.Spec.FailureBudget) && !s.Halted {
 		s.Halted = true
+		s.note(true, "Halted", "%d Clusters failed, more than the failure budget (%d) allows", s.Failures(), s.Spec.FailureBudget)
 	}
 	var a Actions
 	if !s.Halted {
@@ -213,12 +242,13 @@ func (s *State) takeControls(o Observation) {
 	for _, t := range o.Approvals {
 		if !s.approved(t) {
 			s.Approved = append(s.Approved, t)
+			s.note(false, "Approved", "%s approved by annotation", t)
 		}
 	}
 	s.AnnotationPaused = o.Paused
 	for _, k := range o.Skips {
 		if c := s.cluster(k); c != nil && !c.Terminal() {
-			c.finish(Skipped, "skipped by annotation", o.Now)
+			s.finish(c, Skipped, "skipped by annotation", o.Now)
 		}
 	}
 	if o.Abort {
@@ -229,6 +259,7 @@ func (s *State) takeControls(o Observation) {
 func (s *State) abort(why string) {
 	if s.Aborted == "" && !s.Completed {
 		s.Aborted = why
+		s.note(false, "Aborted", "%s", why)
 	}
 }
 
@@ -257,17 +288,17 @@ func (s *State) observe(o Observation) {
 		}
 		switch {
 		case seen.Gone:
-			c.finish(Skipped, "the Cluster was deleted", now)
+			s.finish(c, Skipped, "the Cluster was deleted", now)
 		case !seen.Holds:
-			c.finish(Failed, "another field manager changed what the rollout wrote before the Cluster was done", now)
+			s.finish(c, Failed, "another field manager changed what the rollout wrote before the Cluster was done", now)
 		case c.State == Progressing && seen.Done && st.SoakAfterCluster.Duration > 0:
 			c.State, c.Until, c.Message = Soaking, now.Add(st.SoakAfterCluster.Duration), "settled; soaking"
 		case seen.Done && (c.State == Progressing || !now.Before(c.Until)):
-			c.finish(Done, "", now)
+			s.finish(c, Done, "", now)
 		case c.State == Soaking && !seen.Done:
 			c.State, c.Until, c.Message = Progressing, time.Time{}, "unsettled during its soak: "+seen.Why
 		case c.State == Progressing && !now.Before(c.Started.Add(deadline)):
-			c.finish(Failed, fmt.Sprintf("not done within the progress deadline (%s): %s", deadline, seen.Why), now)
+			s.finish(c, Failed, fmt.Sprintf("not done within the progress deadline (%s): %s", deadline, seen.Why), now)
 		case c.State == Progressing:
 			c.Message = seen.Why
 		}
@@ -284,11 +315,13 @@ func (s *State) advanceStages(now time.Time, a *Actions) {
 				return
 			}
 			s.Step = StepRun
+			s.note(false, "StageStarted", "stage %s started", st.Name)
 		case StepRun:
 			if !s.runStage(now, a) {
 				return
 			}
 			s.Step, s.StageSoakUntil = StepSoak, now.Add(st.SoakAfterStage.Duration)
+			s.note(false, "StageDone", "stage %s: every Cluster through", st.Name)
 		case StepSoak:
 			if now.Before(s.StageSoakUntil) {
 				return
@@ -301,7 +334,10 @@ func (s *State) advanceStages(now time.Time, a *Actions) {
 			s.Stage, s.Step = s.Stage+1, StepApproveBefore
 		}
 	}
-	s.Completed = true
+	if !s.Completed {
+		s.Completed = true
+		s.note(false, "Completed", "%d of %d Clusters done, %d failed, %d skipped", s.count(Done), len(s.Clusters), s.count(Failed), s.count(Skipped))
+	}
 }
 
 // runStage starts the stage's Clusters it may and says whether all of them are through. A
@@ -327,7 +363,7 @@ func (s *State) runStage(now time.Time, a *Actions) bool {
 		}
 		ws, err := s.windowsOf(c)
 		if err != nil {
-			c.finish(Failed, err.Error(), now)
+			s.finish(c, Failed, err.Error(), now)
 			continue
 		}
 		if next := ws.NextOpen(now); next.After(now) {
@@ -335,6 +371,7 @@ func (s *State) runStage(now time.Time, a *Actions) bool {
 			continue
 		}
 		c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "writing the change"
+		s.note(false, "ClusterStarted", "stage %s: changing %s", st.Name, c.Key())
 		a.Write = append(a.Write, c.Key())
 		inFlight++
 	}
@@ -415,9 +452,9 @@ func (s *State) Wrote(r WriteResult, now time.Time) {
 	}
 	switch {
 	case r.Gone:
-		c.finish(Skipped, "the Cluster was deleted", now)
+		s.finish(c, Skipped, "the Cluster was deleted", now)
 	case r.Refused != "":
-		c.finish(Failed, "the change was refused: "+r.Refused, now)
+		s.finish(c, Failed, "the change was refused: "+r.Refused, now)
 	default:
 		c.Generation, c.Message = r.Generation, "written"
 	}

@@ -143,6 +143,17 @@ func TestStagesInOrderWithinConcurrency(t *testing.T) {
 			t.Errorf("stage %d: at most %d changing at once, want exactly the limit %d", st, f.maxInFlight[st], limit)
 		}
 	}
+	// The story for `kubectl describe`: every Cluster started and done, every stage, the end.
+	reasons := map[string]int{}
+	for _, e := range f.s.TakeEvents() {
+		reasons[e.Reason]++
+	}
+	if reasons["ClusterStarted"] != 12 || reasons["ClusterDone"] != 12 || reasons["StageStarted"] != 3 || reasons["StageDone"] != 3 || reasons["Completed"] != 1 {
+		t.Errorf("events %v", reasons)
+	}
+	if len(f.s.TakeEvents()) != 0 {
+		t.Error("events taken twice")
+	}
 	// No Cluster of a stage starts before every Cluster of the stage before is through.
 	for _, later := range f.s.Clusters {
 		for _, earlier := range f.s.Clusters {
@@ -265,6 +276,15 @@ func TestFailureBudgetHaltsAndResumeForgives(t *testing.T) {
 	}
 	if c := f.s.Clusters[1]; !strings.Contains(c.Message, "progress deadline (20m0s)") {
 		t.Errorf("c01 message %q, want the deadline named", c.Message)
+	}
+	reasons := map[string]int{}
+	for _, e := range f.s.TakeEvents() {
+		if e.Warning {
+			reasons[e.Reason]++
+		}
+	}
+	if reasons["ClusterFailed"] != 2 || reasons["Halted"] != 1 {
+		t.Errorf("warning events %v, want two ClusterFailed and one Halted", reasons)
 	}
 	st := f.s.Status()
 	if st.Counts.Failed != 2 || !condTrue(st.Conditions, "Halted") {

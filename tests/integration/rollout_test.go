@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -182,6 +183,22 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 	assert.Equal(t, int32(1), st.Counts.Failed)
 	assert.Contains(t, st.Clusters[0].Message, "another field manager")
 	assert.Equal(t, "v1.31.4", e.cluster("c0").Spec.Topology.Version, "the hand change is not fought")
+	e.eventually(30*time.Second, "the failure recorded as a Warning Event on the Rollout", func() (bool, string) {
+		evs, err := kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, ev := range evs.Items {
+			reason, _, _ := unstructured.NestedString(ev.Object, "reason")
+			typ, _, _ := unstructured.NestedString(ev.Object, "type")
+			if reason == "ClusterFailed" && typ == "Warning" {
+				return true, ""
+			}
+			seen = append(seen, reason)
+		}
+		return false, fmt.Sprint(seen)
+	})
 	for _, name := range names[1:] {
 		assert.Equal(t, "v1.31.2", e.cluster(name).Spec.Topology.Version, "%s not started past the failure budget", name)
 	}
