@@ -38,9 +38,11 @@ const (
 	vHookBeforeMove = "part moved before its hook passed"
 	vLeftAfter      = "objects left after delete"
 	vWorkflowLeft   = "workflow still running after delete"
+	vRolloutWrites  = "rollout changed a Cluster other than once"
+	vRolloutLeft    = "Rollout left after its Cluster was deleted"
 )
 
-var violationKinds = []string{vHookOrder, vVersionSteps, vHookBeforeMove, vLeftAfter, vWorkflowLeft}
+var violationKinds = []string{vHookOrder, vVersionSteps, vHookBeforeMove, vLeftAfter, vWorkflowLeft, vRolloutWrites, vRolloutLeft}
 
 // clusterRecord is what the soak saw of one Cluster.
 type clusterRecord struct {
@@ -56,6 +58,12 @@ type clusterRecord struct {
 	// WorkflowRunning says the Cluster's workflow still runs after the delete.
 	WorkflowRunning bool
 	Done            time.Time
+	// ViaRollout: the upgrade was a Rollout's (one stage, this Cluster); Generations is how far
+	// the Cluster's generation moved from the Rollout's creation to its completion (one write:
+	// 1); RolloutLeft says the Rollout was still there after its deletion.
+	ViaRollout  bool
+	Generations int64
+	RolloutLeft bool
 }
 
 // verdict is what one Cluster's record says.
@@ -147,7 +155,13 @@ func check(r clusterRecord) verdict {
 	if at, ok := passed[hooksv1.AfterWorkersUpgrade+"("+targetVersion+")"]; ok && at.Before(lastAt["pool "+targetVersion]) {
 		add(vHookBeforeMove, "%s: AfterWorkersUpgrade passed before the last pool reached %s", r.Name, targetVersion)
 	}
+	if r.ViaRollout && (r.Reached == "upgraded" || r.Reached == "deleted") && r.Generations != 1 {
+		add(vRolloutWrites, "%s: the generation moved by %d during the rollout", r.Name, r.Generations)
+	}
 	if r.Reached == "deleted" {
+		if r.RolloutLeft {
+			add(vRolloutLeft, "%s", r.Name)
+		}
 		if len(r.Left) > 0 {
 			add(vLeftAfter, "%s: %s", r.Name, strings.Join(r.Left, ", "))
 		}

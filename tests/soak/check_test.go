@@ -93,6 +93,8 @@ func TestCheck(t *testing.T) {
 		}},
 		{name: "objects left", kind: vLeftAfter, edit: func(r *clusterRecord) { r.Left = []string{"MachineDeployment c1-md-0-x"} }},
 		{name: "workflow left", kind: vWorkflowLeft, edit: func(r *clusterRecord) { r.WorkflowRunning = true }},
+		{name: "rollout wrote twice", kind: vRolloutWrites, edit: func(r *clusterRecord) { r.ViaRollout, r.Generations = true, 2 }},
+		{name: "rollout left", kind: vRolloutLeft, edit: func(r *clusterRecord) { r.ViaRollout, r.Generations, r.RolloutLeft = true, 1, true }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,8 @@ type driver struct {
 	root    string
 	timeout time.Duration // per stage
 	log     func(format string, args ...any)
+	// rollouts: every second Cluster is upgraded by a Rollout of its own, not by an edit.
+	rollouts bool
 }
 
 // life runs one Cluster through create, upgrade and delete, and returns what was seen.
@@ -53,12 +55,8 @@ func (d *driver) life(ctx context.Context, name string) (r clusterRecord) {
 		return r
 	}
 	r.Reached = "created"
-	if err := d.retry(ctx, "upgrade "+name, func() error { return d.setVersion(ctx, name, targetVersion) }); err != nil {
-		return r
-	}
-	if !d.until(ctx, name+" upgraded", func() bool {
-		return d.allAt(name, targetVersion) && d.passed(name, hooksv1.AfterClusterUpgrade, targetVersion)
-	}) {
+	r.ViaRollout = d.rollouts && viaRollout(name)
+	if !d.upgrade(ctx, name, &r) {
 		return r
 	}
 	r.Reached = "upgraded"
@@ -79,6 +77,9 @@ func (d *driver) life(ctx context.Context, name string) (r clusterRecord) {
 	}
 	r.Reached = "deleted"
 	r.Left = d.leftovers(ctx, name)
+	if r.ViaRollout {
+		r.RolloutLeft = !d.deleteRollout(ctx, name)
+	}
 	// The workflow completes right after it releases the finalizer.
 	d.until(ctx, name+" workflow ended", func() bool { return !d.workflowRunning(ctx, name) })
 	r.WorkflowRunning = d.workflowRunning(ctx, name)
@@ -125,6 +126,7 @@ func (d *driver) applyCluster(ctx context.Context, name string) error {
 	c := docs[0]
 	c.SetName(name)
 	c.SetNamespace(d.ns)
+	c.SetLabels(map[string]string{clusterLabel: name})
 	_, err = d.kc.Apply(ctx, c, fieldManager)
 	return err
 }

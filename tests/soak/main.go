@@ -50,6 +50,7 @@ type options struct {
 	kinds          string
 	blockSeconds   int
 	convergeReport io.Writer
+	rollouts       bool
 }
 
 func main() {
@@ -66,6 +67,7 @@ func main() {
 	flag.StringVar(&o.kinds, "kinds", "all", "comma-separated fault kinds: worker,starter,temporal,apiserver,extension-slow,extension-down (or all)")
 	flag.DurationVar(&o.stageTimeout, "stage-timeout", 10*time.Minute, "how long a Cluster may take for one stage (create, upgrade, delete)")
 	flag.IntVar(&o.blockSeconds, "block-seconds", 3, "retryAfterSeconds of each hook's first (blocked) answer")
+	flag.BoolVar(&o.rollouts, "rollouts", true, "upgrade every second Cluster by a Rollout of its own (the rollout invariants apply to those)")
 	flag.Parse()
 	o.convergeReport = os.Stdout
 	kinds, err := parseKinds(o.kinds)
@@ -155,7 +157,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	}
 	procs := &processes{cmds: map[string]*exec.Cmd{}, logs: stackDir, args: map[string][]string{
 		"worker":  {filepath.Join(o.bin, "worker"), "--task-queue", taskQueue},
-		"starter": {filepath.Join(o.bin, "starter"), "run", "--task-queue", taskQueue, "--namespace", ns},
+		"starter": {filepath.Join(o.bin, "starter"), "run", "--task-queue", taskQueue, "--namespace", ns, "--rollout-poll", "2s"},
 	}}
 	for _, name := range []string{"worker", "starter"} {
 		if err := procs.start(name); err != nil {
@@ -167,7 +169,7 @@ func run(ctx context.Context, o options) (bool, error) {
 		return false, err
 	}
 
-	d := &driver{kc: kc, tc: tc, ext: ext, sim: sim, ns: ns, root: o.root, timeout: o.stageTimeout, log: logf}
+	d := &driver{kc: kc, tc: tc, ext: ext, sim: sim, ns: ns, root: o.root, timeout: o.stageTimeout, log: logf, rollouts: o.rollouts}
 	in := &injector{plan: o.plan, rng: rng, procs: procs, ext: ext, root: o.root, log: logf}
 	started := time.Now()
 	faultsDone := make(chan struct{})
@@ -285,7 +287,7 @@ func report(w io.Writer, o options, records []clusterRecord, faults []fault, too
 
 	reached := map[string]int{}
 	violations := map[string][]string{}
-	dupes := 0
+	dupes, viaRollouts := 0, 0
 	var lastDone time.Time
 	for _, r := range records {
 		for _, stage := range []string{"created", "upgraded", "deleted"} {
@@ -295,6 +297,9 @@ func report(w io.Writer, o options, records []clusterRecord, faults []fault, too
 		}
 		v := check(r)
 		dupes += v.DuplicatePasses
+		if r.ViaRollout {
+			viaRollouts++
+		}
 		for k, ds := range v.Violations {
 			violations[k] = append(violations[k], ds...)
 		}
@@ -303,6 +308,7 @@ func report(w io.Writer, o options, records []clusterRecord, faults []fault, too
 		}
 	}
 	fmt.Fprintf(tw, "\nClusters converged\t%d/%d\t(created %d, upgraded %d, deleted %d)\n", reached["deleted"], len(records), reached["created"], reached["upgraded"], reached["deleted"])
+	fmt.Fprintf(tw, "  upgraded by a Rollout of their own\t%d\n", viaRollouts)
 	fmt.Fprintf(tw, "Invariant violations\t%d\n", countAll(violations))
 	for _, k := range violationKinds {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, len(violations[k]))
