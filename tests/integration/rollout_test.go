@@ -226,3 +226,59 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 	}
 	require.ErrorContains(t, control(rollout.Control{Action: "abort"}), "completed", "a finished rollout takes no controls (its workflow has ended)")
 }
+
+// TestRolloutWaitsForWindow: a Cluster whose maintenance window (its own annotation, overriding
+// the Rollout's) opens at the next full minute waits, reported as OutsideWindow, unchanged; the
+// change starts when the window opens.
+func TestRolloutWaitsForWindow(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
+	e.applyFile(classFile)
+	opens := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
+	if time.Until(opens) < 15*time.Second {
+		opens = opens.Add(time.Minute) // time to see it wait
+	}
+	window := fmt.Sprintf("* %s-%s UTC", opens.Format("15:04"), opens.Add(time.Hour).Format("15:04"))
+	e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Cluster" {
+			u.SetAnnotations(map[string]string{rollout.WindowsAnnotation: window})
+		}
+	})
+	e.waitReconciled("demo", 90*time.Second)
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "r", "namespace": e.ns},
+		"spec": map[string]any{
+			"clusters":           map[string]any{"selector": map[string]any{}},
+			"change":             map[string]any{"version": "v1.31.3"},
+			"stages":             []any{map[string]any{"name": "all"}},
+			"maintenanceWindows": []any{"Mon 00:00-00:01 UTC"}, // overridden by the Cluster's
+		},
+	}}
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+	require.NoError(t, err)
+	status := func() rolloutv1.RolloutStatus {
+		ro := &rolloutv1.Rollout{}
+		e.getTyped(kube.Rollouts, "r", ro)
+		return ro.Status
+	}
+	e.eventually(time.Minute, "the Cluster waiting for its window", func() (bool, string) {
+		st := status()
+		if len(st.Clusters) == 0 {
+			return false, st.Phase
+		}
+		return st.Clusters[0].State == string(rollout.WaitingForWindow), st.Clusters[0].State
+	})
+	st := status()
+	require.True(t, slices.ContainsFunc(st.Conditions, func(c metav1.Condition) bool {
+		return c.Type == "OutsideWindow" && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, opens.Format(time.RFC3339))
+	}), "OutsideWindow names the opening: %+v", st.Conditions)
+	require.Equal(t, "v1.31.2", e.cluster("demo").Spec.Topology.Version, "not changed outside its window")
+
+	e.eventually(3*time.Minute, "the rollout completed after the window opened", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s %+v", st.Phase, st.Counts)
+	})
+	st = status()
+	assert.False(t, st.Clusters[0].StartedAt.Time.Before(opens), "started %s, before the window opened at %s", st.Clusters[0].StartedAt, opens)
+	assert.Equal(t, "v1.31.3", e.cluster("demo").Spec.Topology.Version)
+}
