@@ -368,7 +368,10 @@ func (a *Activities) ObserveRollout(ctx context.Context, in RolloutObserveInput)
 
 func (a *Activities) seeCluster(ctx context.Context, key string, written int64, change rolloutv1.Change, fragment map[string]any) (rollout.Seen, error) {
 	ns, name, _ := splitKey(key)
-	c, err := a.readCluster(ctx, ClusterRef{Namespace: ns, Name: name})
+	// Read as stored (no webhook defaults: a Cluster they would refuse is still followed, and a
+	// read error is retried, never final).
+	c := &clusterv1.Cluster{}
+	err := a.Kube.GetTyped(ctx, kube.Clusters, ns, name, c)
 	if kube.IsNotFound(err) {
 		return rollout.Seen{Gone: true}, nil
 	}
