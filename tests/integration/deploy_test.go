@@ -14,7 +14,7 @@ import (
 	"github.com/topoflow/topoflow/model/decode"
 )
 
-// TestDeployManifests (#10): deploy/default (CRDs, RBAC, webhooks, worker and starter) renders
+// TestDeployManifests (#10): deploy/default (CRDs, the Rollout's included, RBAC, webhooks, worker and starter) renders
 // with kustomize and the real API server accepts every object (server-side dry run), so the
 // manifests an operator applies stay valid.
 func TestDeployManifests(t *testing.T) {
@@ -32,7 +32,7 @@ func TestDeployManifests(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	for kind, n := range map[string]int{"CustomResourceDefinition": 8, "Deployment": 2, "Service": 2, "ClusterRole": 1,
+	for kind, n := range map[string]int{"CustomResourceDefinition": 9, "Deployment": 2, "Service": 2, "ClusterRole": 1,
 		"Role": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ConfigMap": 1, "ServiceAccount": 1} {
 		assert.Equal(t, n, kinds[kind], kind)
 	}
