@@ -282,3 +282,61 @@ func TestRolloutWaitsForWindow(t *testing.T) {
 	assert.False(t, st.Clusters[0].StartedAt.Time.Before(opens), "started %s, before the window opened at %s", st.Clusters[0].StartedAt, opens)
 	assert.Equal(t, "v1.31.3", e.cluster("demo").Spec.Topology.Version)
 }
+
+// TestRolloutConflictYoungerWaits: of two Rollouts over the same Cluster, the younger waits
+// (its condition names the older) until the older ends (aborted here, by annotation); then it
+// runs.
+func TestRolloutConflictYoungerWaits(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
+	e.applyFile(classFile)
+	e.applyFile(clusterFile)
+	e.waitReconciled("demo", 90*time.Second)
+	create := func(name, version string, approveBefore bool) {
+		r := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+			"metadata": map[string]any{"name": name, "namespace": e.ns},
+			"spec": map[string]any{
+				"clusters": map[string]any{"selector": map[string]any{}},
+				"change":   map[string]any{"version": version},
+				"stages":   []any{map[string]any{"name": "all", "approveBefore": approveBefore}},
+			},
+		}}
+		_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	status := func(name string) rolloutv1.RolloutStatus {
+		ro := &rolloutv1.Rollout{}
+		e.getTyped(kube.Rollouts, name, ro)
+		return ro.Status
+	}
+	create("older", "v1.31.3", true)
+	e.eventually(time.Minute, "the older waiting for its approval", func() (bool, string) {
+		st := status("older")
+		return st.PendingApproval == "all@gen-1", st.Phase
+	})
+	// Created in the same second, the order falls to the names: "older" first either way.
+	create("younger", "v1.31.4", false)
+	e.eventually(time.Minute, "the younger waiting for the older", func() (bool, string) {
+		st := status("younger")
+		for _, c := range st.Conditions {
+			if c.Type == "Progressing" && strings.Contains(c.Message, "Rollout "+e.ns+"/older") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s %+v", st.Phase, st.Conditions)
+	})
+	require.Equal(t, "v1.31.2", e.cluster("demo").Spec.Topology.Version)
+
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "older", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+rollout.AbortAnnotation+`":"true"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	e.eventually(time.Minute, "the older aborted", func() (bool, string) {
+		st := status("older")
+		return st.Phase == rollout.PhaseAborted, st.Phase
+	})
+	e.eventually(2*time.Minute, "the younger completed", func() (bool, string) {
+		st := status("younger")
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("%s %+v", st.Phase, st.Counts)
+	})
+	assert.Equal(t, "v1.31.4", e.cluster("demo").Spec.Topology.Version)
+}
