@@ -262,10 +262,12 @@ func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by R
 			"annotations": map[string]any{rollout.ClaimAnnotation: by.String()}},
 		"spec": map[string]any{"topology": fragment},
 	}}
-	opts := metav1.ApplyOptions{FieldManager: rollout.FieldManager, Force: true}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
+	if !dryRun {
+		// Through the client that remembers the written object in the worker's cache: the next
+		// read of the Cluster must not see it from before the write (a hand change, it would say).
+		return a.Kube.Apply(ctx, obj, rollout.FieldManager)
 	}
+	opts := metav1.ApplyOptions{FieldManager: rollout.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}
 	return a.Kube.Dynamic.Resource(kube.Clusters).Namespace(c.Namespace).Apply(ctx, c.Name, obj, opts)
 }
 
@@ -379,6 +381,19 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 		return rollout.Seen{}, fmt.Errorf("reading Cluster %s: %w", key, err)
 	}
 	seen := rollout.Seen{Holds: topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment)}
+	if !seen.Holds {
+		// A hand change fails the Cluster for good: confirm it on the API server itself, not a
+		// cache that may lag (a worker that restarted, a watch that was cut).
+		live, err := a.ClusterNamed(ctx, ns, name)
+		if err != nil {
+			return rollout.Seen{}, err
+		}
+		if live == nil {
+			return rollout.Seen{Gone: true}, nil
+		}
+		c = live
+		seen.Holds = topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment)
+	}
 	class, err := a.ClassOf(ctx, c)
 	if err != nil || class == nil {
 		seen.Why = fmt.Sprintf("ClusterClass %s not readable: %v", c.Spec.Topology.Class, err)
