@@ -35,7 +35,7 @@ func Freeze(spec rolloutv1.RolloutSpec, generation int64, cands []Candidate) (*S
 	if err := overlaps(spec.Stages, cands); err != nil {
 		return nil, err
 	}
-	s := &State{Spec: spec, Generation: generation}
+	s := &State{Spec: spec, Generation: generation, Step: StepApproveBefore}
 	taken := make([]bool, len(cands))
 	stageOf := make([]int, len(cands))
 	for si, st := range spec.Stages {

@@ -173,7 +173,7 @@ func (s *State) PendingApproval() string {
 	}
 	st := s.StageOf(s.Stage)
 	switch {
-	case s.Step == StepApproveBefore && st.ApproveBefore && !s.approved(s.ApprovalToken(s.Stage, false)):
+	case (s.Step == StepApproveBefore || s.Step == "") && st.ApproveBefore && !s.approved(s.ApprovalToken(s.Stage, false)):
 		return s.ApprovalToken(s.Stage, false)
 	case s.Step == StepApproveAfter && st.ApproveAfter && !s.approved(s.ApprovalToken(s.Stage, true)):
 		return s.ApprovalToken(s.Stage, true)

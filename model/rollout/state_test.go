@@ -414,3 +414,21 @@ func TestFreeze(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalBeforeTheFirstStage: a gate before the first stage holds from the start, shows as
+// pending, and nothing is written until it is approved.
+func TestApprovalBeforeTheFirstStage(t *testing.T) {
+	spec := rolloutv1.RolloutSpec{Change: version("v1.35.0"), Stages: []rolloutv1.Stage{{Name: "all", ApproveBefore: true}}}
+	f := newFleet(t, spec, 2, nil)
+	f.run(10)
+	if got := f.s.PendingApproval(); got != "all@gen-1" || f.s.Phase() != PhaseWaitingForApproval || len(f.started) != 0 {
+		t.Fatalf("pending %q, phase %s, %d written; want all@gen-1, WaitingForApproval, none", got, f.s.Phase(), len(f.started))
+	}
+	if st := f.s.Status(); st.PendingApproval != "all@gen-1" || !condTrue(st.Conditions, "WaitingForApproval") {
+		t.Errorf("status %+v", st)
+	}
+	f.s.Apply(Control{Action: "approve"}, f.now)
+	if a := f.run(100); !a.Finished || len(f.started) != 2 {
+		t.Fatalf("after the approval: phase %s, %d written", f.s.Phase(), len(f.started))
+	}
+}
