@@ -340,3 +340,71 @@ func TestRolloutConflictYoungerWaits(t *testing.T) {
 	})
 	assert.Equal(t, "v1.31.4", e.cluster("demo").Spec.Topology.Version)
 }
+
+// TestRolloutPauseAcrossWorkerKill: a paused rollout stays paused across a worker crash (the
+// Cluster in flight finishes, no new one starts), and resumes to the end on the next worker.
+func TestRolloutPauseAcrossWorkerKill(t *testing.T) {
+	bin := workerBinary(t)
+	e := newEnv(t, envOptions{noWorker: true, rolloutTiming: workflows.RolloutTiming{Poll: time.Second}, sim: provider.Options{RolloutDuration: 3 * time.Second}})
+	first := e.startWorkerProcess(bin)
+	e.applyFile(classFile)
+	names := []string{"c0", "c1", "c2"}
+	for _, name := range names {
+		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+			if u.GetKind() == "Cluster" {
+				u.SetName(name)
+			}
+		})
+	}
+	for _, name := range names {
+		e.waitReconciled(name, 90*time.Second)
+	}
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "r", "namespace": e.ns},
+		"spec": map[string]any{
+			"clusters": map[string]any{"selector": map[string]any{}},
+			"change":   map[string]any{"version": "v1.31.3"},
+			"stages":   []any{map[string]any{"name": "all"}},
+		},
+	}}
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+	require.NoError(t, err)
+	e.eventually(time.Minute, "c0 written", func() (bool, string) {
+		v := e.cluster("c0").Spec.Topology.Version
+		return v == "v1.31.3", v
+	})
+	control := func(action string) {
+		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "r"),
+			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{rollout.Control{Action: action, By: "test"}}})
+		require.NoError(t, err)
+		require.NoError(t, h.Get(e.ctx, nil))
+	}
+	control("pause")
+	require.NoError(t, first.Process.Kill())
+	_ = first.Wait()
+	e.startWorkerProcess(bin)
+
+	status := func() rolloutv1.RolloutStatus {
+		ro := &rolloutv1.Rollout{}
+		e.getTyped(kube.Rollouts, "r", ro)
+		return ro.Status
+	}
+	// The fact to wait for: the new worker has followed c0 to done, still paused.
+	e.eventually(2*time.Minute, "c0 done while paused, on the new worker", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhasePaused && st.Counts.Done == 1, fmt.Sprintf("%s %+v", st.Phase, st.Counts)
+	})
+	for _, name := range names[1:] {
+		assert.Equal(t, "v1.31.2", e.cluster(name).Spec.Topology.Version, "%s started while paused", name)
+	}
+	control("resume")
+	e.eventually(2*time.Minute, "the rollout completed", func() (bool, string) {
+		st := status()
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("%s %+v", st.Phase, st.Counts)
+	})
+	for _, name := range names {
+		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
+	}
+}
