@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
@@ -63,7 +65,7 @@ func (a *Activities) ReadRollout(ctx context.Context, ref RolloutRef) (RolloutRe
 		return RolloutRead{}, fmt.Errorf("reading Rollout %s: %w", ref, err)
 	}
 	out := RolloutRead{Exists: true, Deleting: r.DeletionTimestamp != nil, Generation: r.Generation, Spec: r.Spec, Annotations: r.Annotations,
-		Ended: (r.Status.Phase == rollout.PhaseCompleted || r.Status.Phase == rollout.PhaseAborted) && r.Status.ObservedGeneration >= r.Generation}
+		Ended: rollout.Ended(r.Status.Phase, r.Status.ObservedGeneration, r.Generation)}
 	if !out.Deleting && !slices.Contains(r.Finalizers, RolloutFinalizer) {
 		if err := a.setRolloutFinalizers(ctx, r, append(r.Finalizers, RolloutFinalizer)); err != nil {
 			return out, err
@@ -159,7 +161,7 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 		c := &clusters[i]
 		out.Candidates = append(out.Candidates, rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels,
 			Windows: windowsOf(c)})
-		if topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment) {
+		if holds(c, fragment) {
 			continue
 		}
 		if _, err := a.applyChange(ctx, c, in.Rollout, fragment, true); err != nil {
@@ -216,7 +218,7 @@ func (a *Activities) olderRolloutOver(ctx context.Context, self RolloutRef, ours
 		if err := a.Kube.Decode(o, r); err != nil {
 			return "", err
 		}
-		if r.Status.Phase == rollout.PhaseCompleted || r.Status.Phase == rollout.PhaseAborted {
+		if rollout.Ended(r.Status.Phase, r.Status.ObservedGeneration, r.Generation) {
 			continue
 		}
 		theirs, err := a.ClustersMatching(ctx, selectionNamespaces(r.Spec, r.Namespace), &r.Spec.Clusters.Selector)
@@ -240,17 +242,14 @@ func olderThan(a, b *unstructured.Unstructured) bool {
 	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
 }
 
-func topologyOf(c *clusterv1.Cluster) map[string]any {
+// holds says whether the Cluster's spec.topology already has every value of the change's fragment
+// (rollout.Holds, on the topology as JSON).
+func holds(c *clusterv1.Cluster, fragment map[string]any) bool {
 	if c.Spec.Topology == nil {
-		return nil
+		return false
 	}
-	b, err := json.Marshal(c.Spec.Topology)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
+	topo, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.Spec.Topology)
+	return err == nil && rollout.Holds(topo, fragment)
 }
 
 // applyChange writes the change to one Cluster with server-side apply as the rollout's field
@@ -295,7 +294,7 @@ func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]r
 	}
 	out := make([]rollout.WriteResult, 0, len(in.Clusters))
 	for _, key := range in.Clusters {
-		ns, name, _ := splitKey(key)
+		ns, name, _ := strings.Cut(key, "/")
 		res := rollout.WriteResult{Key: key}
 		c, err := a.ClusterNamed(ctx, ns, name)
 		if err != nil {
@@ -304,7 +303,7 @@ func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]r
 		switch {
 		case c == nil:
 			res.Gone = true
-		case topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment):
+		case holds(c, fragment):
 			res.Generation = c.Generation
 		default:
 			u, err := a.applyChange(ctx, c, in.Rollout, fragment, false)
@@ -320,15 +319,6 @@ func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]r
 		out = append(out, res)
 	}
 	return out, nil
-}
-
-func splitKey(key string) (string, string, bool) {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '/' {
-			return key[:i], key[i+1:], true
-		}
-	}
-	return "", key, false
 }
 
 // RolloutObserveInput asks about a Rollout and the Clusters it follows.
@@ -369,7 +359,7 @@ func (a *Activities) ObserveRollout(ctx context.Context, in RolloutObserveInput)
 }
 
 func (a *Activities) seeCluster(ctx context.Context, key string, written int64, change rolloutv1.Change, fragment map[string]any) (rollout.Seen, error) {
-	ns, name, _ := splitKey(key)
+	ns, name, _ := strings.Cut(key, "/")
 	// Read as stored (no webhook defaults: a Cluster they would refuse is still followed, and a
 	// read error is retried, never final).
 	c := &clusterv1.Cluster{}
@@ -380,7 +370,7 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	if err != nil {
 		return rollout.Seen{}, fmt.Errorf("reading Cluster %s: %w", key, err)
 	}
-	seen := rollout.Seen{Holds: topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment)}
+	seen := rollout.Seen{Holds: holds(c, fragment)}
 	if !seen.Holds {
 		// A hand change fails the Cluster for good: confirm it on the API server itself, not a
 		// cache that may lag (a worker that restarted, a watch that was cut).
@@ -392,7 +382,7 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 			return rollout.Seen{Gone: true}, nil
 		}
 		c = live
-		seen.Holds = topologyOf(c) != nil && rollout.Holds(topologyOf(c), fragment)
+		seen.Holds = holds(c, fragment)
 	}
 	class, err := a.ClassOf(ctx, c)
 	if err != nil || class == nil {
@@ -433,7 +423,7 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		meta.SetStatusCondition(&conds, c)
 	}
 	st.Conditions = conds
-	body, err := runtimeToMap(st)
+	body, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
 		return err
 	}
@@ -458,15 +448,6 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		}
 	}
 	return nil
-}
-
-func runtimeToMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
 }
 
 // ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	"github.com/topoflow/topoflow/model/desired"
 )
 
 // FieldManager is the field manager a rollout writes Clusters with: a change by any other
@@ -37,7 +38,8 @@ func Topology(c rolloutv1.Change) (map[string]any, error) {
 
 // Holds says whether a Cluster's spec.topology already has every value of the fragment: writing
 // it again would change nothing. Lists of objects with a name (variables, machineDeployments)
-// compare entry by entry, as server-side apply merges them; other values compare whole.
+// compare entry by entry, as server-side apply merges them (topology objects' own comparison,
+// desired.Covers, takes lists whole); other values compare as desired.Covers does.
 // Before the write it says there is nothing to write; after it, false means another manager
 // changed what the rollout wrote.
 func Holds(current, fragment map[string]any) bool {
@@ -63,7 +65,7 @@ func contains(cur, want any) bool {
 			return false
 		}
 		if !named(w) {
-			return reflect.DeepEqual(normalize(c), normalize(w))
+			return desired.Covers(c, w)
 		}
 		for _, e := range w {
 			name := e.(map[string]any)["name"]
@@ -74,7 +76,7 @@ func contains(cur, want any) bool {
 		}
 		return true
 	default:
-		return reflect.DeepEqual(normalize(cur), normalize(want))
+		return desired.Covers(cur, want) // scalars, numbers by value
 	}
 }
 
@@ -99,16 +101,4 @@ func indexByName(l []any, name any) int {
 		}
 	}
 	return -1
-}
-
-// normalize makes numbers compare by value whatever decoded them (int64 from the API client,
-// float64 from encoding/json).
-func normalize(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	_ = json.Unmarshal(b, &out)
-	return out
 }

@@ -20,6 +20,12 @@ const (
 	PhaseAborted            = "Aborted"
 )
 
+// Ended says whether a Rollout's status shows it ended (completed or aborted) at its current
+// generation: its workflow has nothing left to do, and a later generation starts it anew.
+func Ended(phase string, observedGeneration, generation int64) bool {
+	return (phase == PhaseCompleted || phase == PhaseAborted) && observedGeneration >= generation
+}
+
 // Phase is the rollout's phase, the most pressing first.
 func (s *State) Phase() string {
 	switch {

@@ -42,8 +42,7 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 		}
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		ended := (phase == rollout.PhaseCompleted || phase == rollout.PhaseAborted) && observed >= u.GetGeneration()
-		if ended && u.GetDeletionTimestamp() == nil {
+		if rollout.Ended(phase, observed, u.GetGeneration()) && u.GetDeletionTimestamp() == nil {
 			return
 		}
 		queue.Add(u.GetNamespace() + "/" + u.GetName())
