@@ -24,6 +24,59 @@ import (
 	"github.com/topoflow/topoflow/workflows"
 )
 
+// readyClusters creates a sample Cluster per name (edit may change each before it is applied)
+// and waits until each is reconciled.
+func (e *env) readyClusters(names []string, edit func(i int, u *unstructured.Unstructured)) {
+	e.t.Helper()
+	for i, name := range names {
+		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
+			if u.GetKind() == "Cluster" {
+				u.SetName(name)
+				if edit != nil {
+					edit(i, u)
+				}
+			}
+		})
+	}
+	for _, name := range names {
+		e.waitReconciled(name, 90*time.Second)
+	}
+}
+
+// createRollout creates a Rollout of the test's namespace with the given spec.
+func (e *env) createRollout(name string, spec map[string]any) {
+	e.t.Helper()
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": name, "namespace": e.ns}, "spec": spec}}
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
+	require.NoError(e.t, err)
+}
+
+// allToVersion is a Rollout spec: every Cluster of the namespace to version, in one stage.
+func allToVersion(version string, stage map[string]any) map[string]any {
+	stage["name"] = "all"
+	return map[string]any{"clusters": map[string]any{"selector": map[string]any{}},
+		"change": map[string]any{"version": version}, "stages": []any{stage}}
+}
+
+func (e *env) rolloutStatus(name string) rolloutv1.RolloutStatus {
+	ro := &rolloutv1.Rollout{}
+	e.getTyped(kube.Rollouts, name, ro)
+	return ro.Status
+}
+
+// rolloutControl sends a control as `starter rollout` does: an Update, validated by the workflow.
+func (e *env) rolloutControl(name string, c rollout.Control) error {
+	c.By = "test"
+	h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, name),
+		UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{c}})
+	if err != nil {
+		return err
+	}
+	return h.Get(e.ctx, nil)
+}
+
 // TestRolloutStagesApprovalsAndConcurrency: a Rollout moves four Clusters to a new version in two
 // stages: the canary (by label) first, held after it until approved by annotation; the rest
 // held before it until approved by the Update the CLI sends (a wrong token refused), then at
@@ -33,40 +86,21 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
 	e.applyFile(classFile)
 	names := []string{"c0", "c1", "c2", "c3"}
-	for i, name := range names {
-		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
-			if u.GetKind() == "Cluster" {
-				u.SetName(name)
-				if i == 0 {
-					u.SetLabels(map[string]string{"ring": "canary"})
-				}
-			}
-		})
-	}
-	for _, name := range names {
-		e.waitReconciled(name, 90*time.Second)
-	}
+	e.readyClusters(names, func(i int, u *unstructured.Unstructured) {
+		if i == 0 {
+			u.SetLabels(map[string]string{"ring": "canary"})
+		}
+	})
 
-	r := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "to-1-31-3", "namespace": e.ns},
-		"spec": map[string]any{
-			"clusters": map[string]any{"selector": map[string]any{}},
-			"change":   map[string]any{"version": "v1.31.3"},
-			"stages": []any{
-				map[string]any{"name": "canary", "selector": map[string]any{"matchLabels": map[string]any{"ring": "canary"}}, "approveAfter": true},
-				map[string]any{"name": "rest", "maxConcurrent": 2, "approveBefore": true},
-			},
+	e.createRollout("to-1-31-3", map[string]any{
+		"clusters": map[string]any{"selector": map[string]any{}},
+		"change":   map[string]any{"version": "v1.31.3"},
+		"stages": []any{
+			map[string]any{"name": "canary", "selector": map[string]any{"matchLabels": map[string]any{"ring": "canary"}}, "approveAfter": true},
+			map[string]any{"name": "rest", "maxConcurrent": 2, "approveBefore": true},
 		},
-	}}
-	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
-	require.NoError(t, err)
-
-	status := func() rolloutv1.RolloutStatus {
-		ro := &rolloutv1.Rollout{}
-		e.getTyped(kube.Rollouts, "to-1-31-3", ro)
-		return ro.Status
-	}
+	})
+	status := func() rolloutv1.RolloutStatus { return e.rolloutStatus("to-1-31-3") }
 	e.eventually(2*time.Minute, "the canary done and its result waiting for approval", func() (bool, string) {
 		st := status()
 		return st.PendingApproval == "canary/after@gen-1", fmt.Sprintf("phase %s, approval %q, %+v", st.Phase, st.PendingApproval, st.Counts)
@@ -85,7 +119,7 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 	}), "spec.topology.version is the rollout's field")
 
 	// Approve the canary's result by annotation (GitOps).
-	_, err = kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "to-1-31-3", types.MergePatchType,
+	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "to-1-31-3", types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+rollout.ApproveAnnotation+`":"canary/after@gen-1"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	e.eventually(time.Minute, "the rest held before it, for its own approval", func() (bool, string) {
@@ -95,13 +129,7 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 
 	// Approve the rest as `starter rollout approve` does: an Update, validated by the workflow.
 	update := func(token string) error {
-		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "to-1-31-3"),
-			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{rollout.Control{Action: "approve", Token: token, By: "test"}}})
-		if err != nil {
-			return err
-		}
-		return h.Get(e.ctx, nil)
+		return e.rolloutControl("to-1-31-3", rollout.Control{Action: "approve", Token: token})
 	}
 	require.ErrorContains(t, update("canary@gen-1"), "rest@gen-1", "an approval naming another gate is refused")
 	require.NoError(t, update("rest@gen-1"))
@@ -141,40 +169,17 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}, sim: provider.Options{RolloutDuration: 6 * time.Second}})
 	e.applyFile(classFile)
 	names := []string{"c0", "c1", "c2"}
-	for _, name := range names {
-		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
-			if u.GetKind() == "Cluster" {
-				u.SetName(name)
-			}
-		})
-	}
-	for _, name := range names {
-		e.waitReconciled(name, 90*time.Second)
-	}
-	r := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "r", "namespace": e.ns},
-		"spec": map[string]any{
-			"clusters": map[string]any{"selector": map[string]any{}},
-			"change":   map[string]any{"version": "v1.31.3"},
-			"stages":   []any{map[string]any{"name": "all"}},
-		},
-	}}
-	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
-	require.NoError(t, err)
+	e.readyClusters(names, nil)
+	e.createRollout("r", allToVersion("v1.31.3", map[string]any{}))
 	e.eventually(time.Minute, "c0 written by the rollout", func() (bool, string) {
 		v := e.cluster("c0").Spec.Topology.Version
 		return v == "v1.31.3", v
 	})
 	// A hand change while c0 upgrades.
-	_, err = kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Patch(e.ctx, "c0", types.MergePatchType,
+	_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Patch(e.ctx, "c0", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.31.4"}}}`), metav1.PatchOptions{FieldManager: "someone-else"})
 	require.NoError(t, err)
-	status := func() rolloutv1.RolloutStatus {
-		ro := &rolloutv1.Rollout{}
-		e.getTyped(kube.Rollouts, "r", ro)
-		return ro.Status
-	}
+	status := func() rolloutv1.RolloutStatus { return e.rolloutStatus("r") }
 	e.eventually(time.Minute, "the rollout halted", func() (bool, string) {
 		st := status()
 		return st.Phase == rollout.PhaseHalted, fmt.Sprintf("phase %s %+v", st.Phase, st.Counts)
@@ -203,15 +208,7 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 		assert.Equal(t, "v1.31.2", e.cluster(name).Spec.Topology.Version, "%s not started past the failure budget", name)
 	}
 
-	control := func(c rollout.Control) error {
-		c.By = "test"
-		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "r"),
-			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{c}})
-		if err != nil {
-			return err
-		}
-		return h.Get(e.ctx, nil)
-	}
+	control := func(c rollout.Control) error { return e.rolloutControl("r", c) }
 	require.NoError(t, control(rollout.Control{Action: "pause"}))
 	require.ErrorContains(t, control(rollout.Control{Action: "skip", Cluster: "elsewhere/x"}), "not selected")
 	require.NoError(t, control(rollout.Control{Action: "skip", Cluster: e.ns + "/c0"}))
@@ -244,23 +241,10 @@ func TestRolloutWaitsForWindow(t *testing.T) {
 		}
 	})
 	e.waitReconciled("demo", 90*time.Second)
-	r := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "r", "namespace": e.ns},
-		"spec": map[string]any{
-			"clusters":           map[string]any{"selector": map[string]any{}},
-			"change":             map[string]any{"version": "v1.31.3"},
-			"stages":             []any{map[string]any{"name": "all"}},
-			"maintenanceWindows": []any{"Mon 00:00-00:01 UTC"}, // overridden by the Cluster's
-		},
-	}}
-	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
-	require.NoError(t, err)
-	status := func() rolloutv1.RolloutStatus {
-		ro := &rolloutv1.Rollout{}
-		e.getTyped(kube.Rollouts, "r", ro)
-		return ro.Status
-	}
+	spec := allToVersion("v1.31.3", map[string]any{})
+	spec["maintenanceWindows"] = []any{"Mon 00:00-00:01 UTC"} // overridden by the Cluster's
+	e.createRollout("r", spec)
+	status := func() rolloutv1.RolloutStatus { return e.rolloutStatus("r") }
 	e.eventually(time.Minute, "the Cluster waiting for its window", func() (bool, string) {
 		st := status()
 		if len(st.Clusters) == 0 {
@@ -292,23 +276,9 @@ func TestRolloutConflictYoungerWaits(t *testing.T) {
 	e.applyFile(clusterFile)
 	e.waitReconciled("demo", 90*time.Second)
 	create := func(name, version string, approveBefore bool) {
-		r := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
-			"metadata": map[string]any{"name": name, "namespace": e.ns},
-			"spec": map[string]any{
-				"clusters": map[string]any{"selector": map[string]any{}},
-				"change":   map[string]any{"version": version},
-				"stages":   []any{map[string]any{"name": "all", "approveBefore": approveBefore}},
-			},
-		}}
-		_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
-		require.NoError(t, err)
+		e.createRollout(name, allToVersion(version, map[string]any{"approveBefore": approveBefore}))
 	}
-	status := func(name string) rolloutv1.RolloutStatus {
-		ro := &rolloutv1.Rollout{}
-		e.getTyped(kube.Rollouts, name, ro)
-		return ro.Status
-	}
+	status := e.rolloutStatus
 	create("older", "v1.31.3", true)
 	e.eventually(time.Minute, "the older waiting for its approval", func() (bool, string) {
 		st := status("older")
@@ -349,48 +319,19 @@ func TestRolloutPauseAcrossWorkerKill(t *testing.T) {
 	first := e.startWorkerProcess(bin)
 	e.applyFile(classFile)
 	names := []string{"c0", "c1", "c2"}
-	for _, name := range names {
-		e.applyFile(clusterFile, func(u *unstructured.Unstructured) {
-			if u.GetKind() == "Cluster" {
-				u.SetName(name)
-			}
-		})
-	}
-	for _, name := range names {
-		e.waitReconciled(name, 90*time.Second)
-	}
-	r := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "r", "namespace": e.ns},
-		"spec": map[string]any{
-			"clusters": map[string]any{"selector": map[string]any{}},
-			"change":   map[string]any{"version": "v1.31.3"},
-			"stages":   []any{map[string]any{"name": "all"}},
-		},
-	}}
-	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Create(e.ctx, r, metav1.CreateOptions{})
-	require.NoError(t, err)
+	e.readyClusters(names, nil)
+	e.createRollout("r", allToVersion("v1.31.3", map[string]any{}))
 	e.eventually(time.Minute, "c0 written", func() (bool, string) {
 		v := e.cluster("c0").Spec.Topology.Version
 		return v == "v1.31.3", v
 	})
-	control := func(action string) {
-		h, err := tc.UpdateWorkflow(e.ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.RolloutWorkflowID(e.ns, "r"),
-			UpdateName: workflows.UpdateRolloutControl, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{rollout.Control{Action: action, By: "test"}}})
-		require.NoError(t, err)
-		require.NoError(t, h.Get(e.ctx, nil))
-	}
+	control := func(action string) { require.NoError(t, e.rolloutControl("r", rollout.Control{Action: action})) }
 	control("pause")
 	require.NoError(t, first.Process.Kill())
 	_ = first.Wait()
 	e.startWorkerProcess(bin)
 
-	status := func() rolloutv1.RolloutStatus {
-		ro := &rolloutv1.Rollout{}
-		e.getTyped(kube.Rollouts, "r", ro)
-		return ro.Status
-	}
+	status := func() rolloutv1.RolloutStatus { return e.rolloutStatus("r") }
 	// The fact to wait for: the new worker has followed c0 to done, still paused.
 	e.eventually(2*time.Minute, "c0 done while paused, on the new worker", func() (bool, string) {
 		st := status()
