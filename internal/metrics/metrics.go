@@ -47,8 +47,9 @@ var (
 	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
 	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
 	// Requests to the Kubernetes API server, by verb (get, list, watch, create, patch, update,
-	// delete) and response code class (2xx, 4xx, 5xx, error).
-	APIRequests = counter("api_requests_total", "Requests to the Kubernetes API server, by verb and code class.", "verb", "code")
+	// delete), resource ("clusters", "clusters/status", "" for discovery) and response code
+	// class (2xx, 4xx, 5xx, error): where the API server's work comes from.
+	APIRequests = counter("api_requests_total", "Requests to the Kubernetes API server, by verb, resource and code class.", "verb", "resource", "code")
 	// Server-side applies topoflow did not send because the worker's cache showed the object
 	// already as the intent wants it (model/ssa), by kind.
 	AppliesSkipped = counter("applies_skipped_total", "Server-side applies not sent because the cached object already matched the intent, by kind.", "kind")
@@ -97,7 +98,7 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode/100) + "xx"
 	}
-	APIRequests.WithLabelValues(Verb(req), code).Inc()
+	APIRequests.WithLabelValues(Verb(req), Resource(req.URL.Path), code).Inc()
 	return resp, err
 }
 
@@ -132,6 +133,26 @@ func Verb(req *http.Request) string {
 // isCollection says the path names a collection (list) rather than one object (get):
 // /api/v1/[namespaces/NS/]RESOURCE or /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE.
 func isCollection(path string) bool {
+	segs, base := resourcePath(path)
+	return len(segs) == base+1
+}
+
+// Resource names the resource a request is about, with its subresource ("clusters/status"):
+// the path's RESOURCE/NAME/SUBRESOURCE after /api/v1 or /apis/GROUP/VERSION and an optional
+// namespaces/NS. Discovery and other paths are "".
+func Resource(path string) string {
+	segs, base := resourcePath(path)
+	switch {
+	case len(segs) <= base:
+		return ""
+	case len(segs) > base+2:
+		return segs[base] + "/" + segs[base+2]
+	}
+	return segs[base]
+}
+
+// resourcePath splits an API path and says at which segment the resource comes.
+func resourcePath(path string) ([]string, int) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	base := 3 // apis, group, version
 	if segs[0] == "api" {
@@ -140,7 +161,7 @@ func isCollection(path string) bool {
 	if len(segs) > base+2 && segs[base] == "namespaces" {
 		base += 2
 	}
-	return len(segs) == base+1
+	return segs, base
 }
 
 // Serve serves /metrics, /healthz (the process runs) and /readyz (ready says whether it can do

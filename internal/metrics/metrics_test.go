@@ -43,11 +43,30 @@ func TestCountRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &http.Client{Transport: CountRequests(http.DefaultTransport)}
-	before := testutil.ToFloat64(APIRequests.WithLabelValues("get", "4xx"))
+	before := testutil.ToFloat64(APIRequests.WithLabelValues("get", "secrets", "4xx"))
 	resp, err := c.Get(srv.URL + "/api/v1/namespaces/ns/secrets/missing")
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, before+1, testutil.ToFloat64(APIRequests.WithLabelValues("get", "4xx")))
+	assert.Equal(t, before+1, testutil.ToFloat64(APIRequests.WithLabelValues("get", "secrets", "4xx")))
+}
+
+// TestResource names the resource and subresource a request is about.
+func TestResource(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces":                                               "namespaces",
+		"/api/v1/namespaces/default":                                       "namespaces",
+		"/api/v1/namespaces/ns/secrets":                                    "secrets",
+		"/api/v1/namespaces/ns/events/e":                                   "events",
+		"/apis/cluster.x-k8s.io/v1beta1/clusters":                          "clusters",
+		"/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/clusters/c":          "clusters",
+		"/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/clusters/c/status":   "clusters/status",
+		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x/status": "customresourcedefinitions/status",
+		"/apis/cluster.x-k8s.io/v1beta1":                                   "",
+		"/api/v1":                                                          "",
+		"/version":                                                         "",
+	} {
+		assert.Equal(t, want, Resource(path), path)
+	}
 }
 
 // TestTemporalHandler: the SDK's metrics land in the registry as temporal_* series.

@@ -167,8 +167,9 @@ type createResult struct {
 	Ratio                   float64 // of the raw apply rate
 	// CPU is where the CPU time of the create went (see cpuShare).
 	CPU string
-	// Requests are the worker's API requests during the create, by verb, per Cluster.
-	Requests map[string]float64
+	// Requests are the worker's API requests during the create, by verb, per Cluster; Writes its
+	// writes by verb and resource, per Cluster.
+	Requests, Writes map[string]float64
 }
 
 func (c createResult) Rate() float64 { return float64(c.Objects) / c.Took.Seconds() }
@@ -185,6 +186,10 @@ func (f *fleet) create(ctx context.Context, n int) (createResult, error) {
 	if err != nil {
 		reqs = map[string]float64{} // the worker is still starting: it has sent nothing
 	}
+	writes, err := scrapeWrites(f.metrics)
+	if err != nil {
+		writes = map[string]float64{}
+	}
 	profiled := f.profileWorker(n)
 	if err := f.applyClusters(ctx, names); err != nil {
 		return createResult{}, err
@@ -194,12 +199,11 @@ func (f *fleet) create(ctx context.Context, n int) (createResult, error) {
 	f.heapProfile()
 	res.CPU = cpuShare(cpu, f.cpuSeconds(), time.Since(start))
 	if after, serr := scrapeRequests(f.metrics); serr == nil {
-		res.Requests = map[string]float64{}
-		for verb, v := range after {
-			if verb != "watch" && v > reqs[verb] {
-				res.Requests[verb] = (v - reqs[verb]) / float64(max(1, len(names)))
-			}
-		}
+		delete(after, "watch")
+		res.Requests = perCluster(reqs, after, len(names))
+	}
+	if after, serr := scrapeWrites(f.metrics); serr == nil {
+		res.Writes = perCluster(writes, after, len(names))
 	}
 	return res, err
 }

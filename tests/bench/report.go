@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,6 +70,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(tw, "  all Provisioned\t%s\n", ms(r.Create.AllProvisioned))
 	fmt.Fprintf(tw, "  CPU during the create\t%s\n", r.Create.CPU)
 	fmt.Fprintf(tw, "  worker's API requests per Cluster\t%s\n", perVerb(r.Create.Requests))
+	fmt.Fprintf(tw, "  worker's writes per Cluster, by resource\t%s\n", largestFirst(r.Create.Writes))
 	fmt.Fprintf(tw, "  per Cluster: all objects applied\tp50 %s\tp99 %s\n", ms(r.Create.AllObjects.pct(0.5)), ms(r.Create.AllObjects.pct(0.99)))
 	fmt.Fprintf(tw, "  per Cluster: Provisioned\tp50 %s\tp99 %s\n", ms(r.Create.Provisioned.pct(0.5)), ms(r.Create.Provisioned.pct(0.99)))
 	fmt.Fprintf(tw, "One Cluster created alone (%d, one after the other)\tall objects p50 %s, max %s\tProvisioned p50 %s\t%d server-side applies\n",
@@ -116,6 +118,23 @@ func byCount(m map[string]int) string {
 
 // scrapeRequests reads topoflow_api_requests_total from a metrics endpoint, summed by verb.
 func scrapeRequests(addr string) (map[string]float64, error) {
+	return scrapeRequestsBy(addr, func(verb, _ string) string { return verb })
+}
+
+// scrapeWrites reads the writes (every verb but get, list and watch) from
+// topoflow_api_requests_total, summed by "verb resource".
+func scrapeWrites(addr string) (map[string]float64, error) {
+	return scrapeRequestsBy(addr, func(verb, resource string) string {
+		switch verb {
+		case "get", "list", "watch":
+			return ""
+		}
+		return verb + " " + resource
+	})
+}
+
+// scrapeRequestsBy sums topoflow_api_requests_total by key(verb, resource); an empty key skips.
+func scrapeRequestsBy(addr string, key func(verb, resource string) string) (map[string]float64, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return nil, err
@@ -129,16 +148,22 @@ func scrapeRequests(addr string) (map[string]float64, error) {
 		if !strings.HasPrefix(line, "topoflow_api_requests_total{") {
 			continue
 		}
-		_, rest, _ := strings.Cut(line, `verb="`)
-		verb, _, _ := strings.Cut(rest, `"`)
+		k := key(label(line, "verb"), label(line, "resource"))
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
+		if err != nil || k == "" {
 			continue
 		}
-		out[verb] += v
+		out[k] += v
 	}
 	return out, sc.Err()
+}
+
+// label is a label's value in a Prometheus text line.
+func label(line, name string) string {
+	_, rest, _ := strings.Cut(line, name+`="`)
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
 }
 
 func totalWithout(m map[string]float64, skip string) float64 {
@@ -275,6 +300,36 @@ func cpuShare(before, after map[string]float64, wall time.Duration) string {
 }
 
 // perVerb formats request counts by verb ("0" when there were none).
+// perCluster is how much each counter grew from before to after, divided by n.
+func perCluster(before, after map[string]float64, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if v > before[k] {
+			out[k] = (v - before[k]) / float64(max(1, n))
+		}
+	}
+	return out
+}
+
+// largestFirst prints counts largest first.
+func largestFirst(m map[string]float64) string {
+	keys := slices.Collect(maps.Keys(m))
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func perVerb(m map[string]float64) string {
 	var verbs []string
 	for v, n := range m {
