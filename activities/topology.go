@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -633,42 +635,58 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 // MachinePools (bootstrap config, infrastructure pool, the pool); what each pool writes in this
 // pass (a pool waiting for its version only its health check, a pool not to be created yet
 // nothing) is desired's rule. The Cluster controller role then makes the Cluster the owner of the
-// pools written.
+// pools written. Each pool's objects go in order; the pools, which refer to nothing of each
+// other, are written side by side (poolWriters at once), so a create of several pools takes the
+// time of the largest rather than their sum (a fleet's create passes otherwise outran their budget
+// in the workflow task). res lists what was applied in pool order, as one by one would.
 func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired.State, res *ApplyResult) error {
-	write := func(objs []*unstructured.Unstructured, poolKind string) error {
-		for _, o := range objs {
-			applied, err := a.apply(ctx, l, o, res)
-			if err != nil {
-				return err
-			}
-			if o.GetKind() == poolKind {
-				if err := a.ownByCluster(ctx, l.cluster, applied, false); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	type pool struct {
+		objs []*unstructured.Unstructured
+		kind string
 	}
+	var pools []pool
 	for _, md := range state.MachineDeployments {
 		objs, err := md.Objects()
 		if err != nil {
 			return invalid(err)
 		}
-		if err := write(objs, "MachineDeployment"); err != nil {
-			return err
-		}
+		pools = append(pools, pool{objs, "MachineDeployment"})
 	}
 	for _, mp := range state.MachinePools {
 		objs, err := mp.Objects()
 		if err != nil {
 			return invalid(err)
 		}
-		if err := write(objs, "MachinePool"); err != nil {
-			return err
-		}
+		pools = append(pools, pool{objs, "MachinePool"})
 	}
-	return nil
+	applied := make([]ApplyResult, len(pools))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(poolWriters)
+	for i, p := range pools {
+		g.Go(func() error {
+			for _, o := range p.objs {
+				out, err := a.apply(gctx, l, o, &applied[i])
+				if err != nil {
+					return err
+				}
+				if o.GetKind() == p.kind {
+					if err := a.ownByCluster(gctx, l.cluster, out, false); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	for i := range applied {
+		res.Applied = append(res.Applied, applied[i].Applied...)
+	}
+	return err
 }
+
+// poolWriters bounds the pools one pass writes at once.
+const poolWriters = 4
 
 // deleteAll deletes the referenced objects (absent ones are fine), recording them in res.
 func (a *Activities) deleteAll(ctx context.Context, refs []corev1.ObjectReference, res *ApplyResult) error {

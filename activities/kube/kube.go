@@ -57,7 +57,8 @@ type Client struct {
 	// see WarnOnce).
 	Warn func(*decode.FieldError)
 	// Sent, when set, hears every object Apply is asked to write, before the check whether it
-	// would change anything (the tests compare what the apply sends with the plan).
+	// would change anything (the tests compare what the apply sends with the plan). It may be
+	// called from several goroutines at once.
 	Sent   func(obj *unstructured.Unstructured, fieldManager string)
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	mu     sync.Mutex
