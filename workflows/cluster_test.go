@@ -346,6 +346,30 @@ func TestResyncWithoutEvents(t *testing.T) {
 	assert.Equal(t, clusterv1.ClusterPhaseProvisioned, w.lastStatus().Phase, "the wait resync saw the providers ready")
 }
 
+// TestSettledReplacesWaitResync: the wait resync a Cluster got while its providers worked does
+// not outlive the wait: once an event shows it settled, the next re-check is the settled resync,
+// not a pass with nothing to do at the end of the shorter wait.
+func TestSettledReplacesWaitResync(t *testing.T) {
+	w := &fakeWorld{}
+	env := newEnv(t, w)
+	signal(env, 10*time.Second, func() { w.set(func(w *fakeWorld) { w.infraReady, w.cpInit = true, true }) })
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		assert.Equal(t, 2, w.workerPasses, "the create and the event's pass; no re-check at the 30 s wait resync")
+	}, 9*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		assert.Equal(t, 3, w.workerPasses, "the settled resync re-checked")
+		w.gone = true
+	}, 10*time.Minute+20*time.Second)
+	signal(env, 11*time.Minute, func() {})
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+}
+
 // TestContinueAsNew: a run ends with continue-as-new after its pass budget, keeping history small.
 func TestContinueAsNew(t *testing.T) {
 	w := &fakeWorld{infraReady: true, cpInit: true}
