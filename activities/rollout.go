@@ -136,6 +136,10 @@ type SelectInput struct {
 
 // SelectResult is a Rollout's selection, and what stops it from starting.
 type SelectResult struct {
+	// Invalid says what is wrong with the spec itself (admission was bypassed): nothing else is
+	// read then. It is checked here, not in the workflow: windows name time zones, whose rules
+	// are files of the worker's host.
+	Invalid    string              `json:"invalid,omitempty"`
 	Candidates []rollout.Candidate `json:"candidates,omitempty"`
 	// Refused are the Clusters admission would refuse the change for ("ns/name: why").
 	Refused []string `json:"refused,omitempty"`
@@ -149,6 +153,10 @@ type SelectResult struct {
 // Clusters.
 func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (SelectResult, error) {
 	var out SelectResult
+	if errs := rollout.Validate(&rolloutv1.Rollout{Spec: in.Spec}); len(errs) > 0 {
+		out.Invalid = errs.ToAggregate().Error()
+		return out, nil
+	}
 	clusters, err := a.ClustersMatching(ctx, selectionNamespaces(in.Spec, in.Rollout.Namespace), &in.Spec.Clusters.Selector)
 	if err != nil {
 		return out, err
@@ -327,19 +335,27 @@ type RolloutObserveInput struct {
 	Change  rolloutv1.Change `json:"change"`
 	// Clusters in flight: key -> the generation written.
 	Clusters map[string]int64 `json:"clusters,omitempty"`
+	// Windows are the lists of maintenance windows to lay out (rollout.State.WindowLists).
+	Windows [][]string `json:"windows,omitempty"`
 }
 
-// RolloutObservation is the Rollout and what its Clusters in flight show.
+// RolloutObservation is the Rollout, what its Clusters in flight show, and when the windows asked
+// for are open.
 type RolloutObservation struct {
-	Rollout  RolloutRead             `json:"rollout"`
-	Clusters map[string]rollout.Seen `json:"clusters,omitempty"`
+	Rollout  RolloutRead                 `json:"rollout"`
+	Clusters map[string]rollout.Seen     `json:"clusters,omitempty"`
+	Windows  map[string]rollout.Openings `json:"windows,omitempty"`
 }
 
 // ObserveRollout reads the Rollout and, for each Cluster in flight, whether the change still holds
-// and whether the Cluster is done with it (rollout.Settled).
+// and whether the Cluster is done with it (rollout.Settled). It also lays out when the windows
+// asked for open, on this host's time zone rules, so the workflow reads none.
 func (a *Activities) ObserveRollout(ctx context.Context, in RolloutObserveInput) (RolloutObservation, error) {
 	var out RolloutObservation
 	var err error
+	if len(in.Windows) > 0 {
+		out.Windows = rollout.WindowOpenings(in.Windows, time.Now())
+	}
 	if out.Rollout, err = a.ReadRollout(ctx, in.Rollout); err != nil {
 		return out, err
 	}

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
-	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/rollout"
 )
 
@@ -85,13 +84,14 @@ func Rollout(ctx workflow.Context, in RolloutInput) error {
 		// 2. Observe the Rollout and the Clusters in flight; 3. decide (model/rollout).
 		var obs activities.RolloutObservation
 		if err := r.act(ctx, "observe the Rollout and its Clusters in flight", acts.ObserveRollout,
-			activities.RolloutObserveInput{Rollout: in.Rollout, Change: r.state.Spec.Change, Clusters: r.inFlight()}, &obs); err != nil {
+			activities.RolloutObserveInput{Rollout: in.Rollout, Change: r.state.Spec.Change, Clusters: r.inFlight(), Windows: r.state.WindowLists()}, &obs); err != nil {
 			return err
 		}
 		if !obs.Rollout.Exists {
 			return nil // deleted and released: nothing is left to report to
 		}
-		o := rollout.Observation{Now: workflow.Now(ctx), Generation: obs.Rollout.Generation, Deleting: obs.Rollout.Deleting, Clusters: obs.Clusters}
+		o := rollout.Observation{Now: workflow.Now(ctx), Generation: obs.Rollout.Generation, Deleting: obs.Rollout.Deleting,
+			Clusters: obs.Clusters, Windows: obs.Windows}
 		rollout.FromAnnotations(&o, obs.Rollout.Annotations)
 		a := r.state.Advance(o)
 		// 4. Write the Clusters the stage starts.
@@ -188,13 +188,13 @@ func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
 // invalid (admission was bypassed), the stages overlap, the selector matches nothing, admission
 // would refuse the change for some Clusters, or an older Rollout holds some of them.
 func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutRead) (*rollout.State, string, error) {
-	if errs := rollout.Validate(&rolloutv1.Rollout{Spec: ro.Spec}); len(errs) > 0 {
-		return nil, errs.ToAggregate().Error(), nil
-	}
 	var sel activities.SelectResult
 	if err := r.act(ctx, "select the Clusters", acts.SelectClusters,
 		activities.SelectInput{Rollout: r.in.Rollout, Spec: ro.Spec}, &sel); err != nil {
 		return nil, "", err
+	}
+	if sel.Invalid != "" {
+		return nil, sel.Invalid, nil
 	}
 	st, err := rollout.Freeze(ro.Spec, ro.Generation, sel.Candidates)
 	switch {

@@ -6,6 +6,8 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
@@ -97,8 +99,7 @@ type State struct {
 	// LatestGeneration is the Rollout's generation last seen (a later one is reported, not followed).
 	LatestGeneration int64 `json:"latestGeneration,omitempty"`
 
-	windows map[string]Windows // parsed, by text list
-	events  []Event            // noted since the last TakeEvents
+	events []Event // noted since the last TakeEvents
 }
 
 // Event is something an operator would want in `kubectl describe rollout`.
@@ -131,6 +132,8 @@ type Observation struct {
 	Skips     []string
 	// Clusters in flight, by key; a Cluster missing here was not read this time.
 	Clusters map[string]Seen
+	// Windows are the openings of the windows State.WindowLists named, by WindowsKey.
+	Windows map[string]Openings
 }
 
 // Seen is what the rollout read of a Cluster in flight.
@@ -223,7 +226,7 @@ func (s *State) Advance(o Observation) Actions {
 	}
 	var a Actions
 	if !s.Halted {
-		s.advanceStages(o.Now, &a)
+		s.advanceStages(o.Now, o.Windows, &a)
 	}
 	for i := range s.Clusters {
 		a.InFlight = a.InFlight || s.Clusters[i].InFlight()
@@ -306,7 +309,7 @@ func (s *State) observe(o Observation) {
 }
 
 // advanceStages runs the current stage's steps as far as they go now.
-func (s *State) advanceStages(now time.Time, a *Actions) {
+func (s *State) advanceStages(now time.Time, windows map[string]Openings, a *Actions) {
 	for s.Stage < len(s.Spec.Stages) {
 		st := s.StageOf(s.Stage)
 		switch s.Step {
@@ -317,7 +320,7 @@ func (s *State) advanceStages(now time.Time, a *Actions) {
 			s.Step = StepRun
 			s.note(false, "StageStarted", "stage %s started", st.Name)
 		case StepRun:
-			if !s.runStage(now, a) {
+			if !s.runStage(now, windows, a) {
 				return
 			}
 			s.Step, s.StageSoakUntil = StepSoak, now.Add(st.SoakAfterStage.Duration)
@@ -343,7 +346,7 @@ func (s *State) advanceStages(now time.Time, a *Actions) {
 // runStage starts the stage's Clusters it may and says whether all of them are through. A
 // Cluster outside its maintenance window waits without holding a place of the concurrency
 // limit; one the rollout is paused for is not started.
-func (s *State) runStage(now time.Time, a *Actions) bool {
+func (s *State) runStage(now time.Time, windows map[string]Openings, a *Actions) bool {
 	st := s.StageOf(s.Stage)
 	limit := max(int(st.MaxConcurrent), 1)
 	inFlight, through := 0, true
@@ -361,14 +364,21 @@ func (s *State) runStage(now time.Time, a *Actions) bool {
 		if c.InFlight() || s.Paused || s.AnnotationPaused || inFlight >= limit {
 			continue
 		}
-		ws, err := s.windowsOf(c)
-		if err != nil {
-			s.finish(c, Failed, err.Error(), now)
-			continue
-		}
-		if next := ws.NextOpen(now); next.After(now) {
-			c.State, c.Until, c.Message = WaitingForWindow, next, "outside its maintenance window; it opens "+next.UTC().Format(time.RFC3339)
-			continue
+		if texts, whose := s.windowsOf(c); len(texts) > 0 {
+			op, read := windows[WindowsKey(texts)]
+			switch next := op.NextOpen(now); {
+			case !read:
+				continue // not read this time (the workflow asks for every list WindowLists names)
+			case op.Err != "":
+				s.finish(c, Failed, whose+": "+op.Err, now)
+				continue
+			case next.IsZero():
+				c.State, c.Until, c.Message = WaitingForWindow, now.Add(24*time.Hour), "its maintenance windows do not open within "+OpeningHorizon.String()
+				continue
+			case next.After(now):
+				c.State, c.Until, c.Message = WaitingForWindow, next, "outside its maintenance window; it opens "+next.UTC().Format(time.RFC3339)
+				continue
+			}
 		}
 		c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "writing the change"
 		s.note(false, "ClusterStarted", "stage %s: changing %s", st.Name, c.Key())
@@ -378,25 +388,33 @@ func (s *State) runStage(now time.Time, a *Actions) bool {
 	return through
 }
 
-// windowsOf parses a Cluster's windows (its own, else the rollout's), once per distinct list.
-func (s *State) windowsOf(c *Cluster) (Windows, error) {
-	texts, whose := s.Spec.MaintenanceWindows, "spec.maintenanceWindows"
+// windowsOf are a Cluster's windows (its own, else the rollout's) and whose they are.
+func (s *State) windowsOf(c *Cluster) ([]string, string) {
 	if c.Windows != nil {
-		texts, whose = c.Windows, "the Cluster's annotation "+WindowsAnnotation
+		return c.Windows, "the Cluster's annotation " + WindowsAnnotation
 	}
-	key := fmt.Sprint(texts)
-	if ws, ok := s.windows[key]; ok {
-		return ws, nil
+	return s.Spec.MaintenanceWindows, "spec.maintenanceWindows"
+}
+
+// WindowLists are the lists of windows of the Clusters not yet started, each once, in WindowsKey
+// order: what the next Observation's Windows must hold.
+func (s *State) WindowLists() [][]string {
+	byKey := map[string][]string{}
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		if c.State != Pending && c.State != WaitingForWindow {
+			continue
+		}
+		if texts, _ := s.windowsOf(c); len(texts) > 0 {
+			byKey[WindowsKey(texts)] = texts
+		}
 	}
-	ws, err := ParseWindows(texts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", whose, err)
+	keys := slices.Sorted(maps.Keys(byKey))
+	out := make([][]string, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
 	}
-	if s.windows == nil {
-		s.windows = map[string]Windows{}
-	}
-	s.windows[key] = ws
-	return ws, nil
+	return out
 }
 
 // nextDue is the earliest time a timed step is due: a soak's end, a progress deadline, a window

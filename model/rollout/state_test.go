@@ -56,7 +56,7 @@ func newFleet(t *testing.T, spec rolloutv1.RolloutSpec, n int, labels func(i int
 
 // step runs one observe-advance-write round and moves the clock on.
 func (f *fleet) step() Actions {
-	o := Observation{Now: f.now, Generation: 1, Clusters: map[string]Seen{}}
+	o := Observation{Now: f.now, Generation: 1, Clusters: map[string]Seen{}, Windows: WindowOpenings(f.s.WindowLists(), f.now)}
 	FromAnnotations(&o, f.ann)
 	for i := range f.s.Clusters {
 		c := &f.s.Clusters[i]
@@ -258,6 +258,32 @@ func TestWindowHoldsOnlyItsCluster(t *testing.T) {
 		if !c.Started.Before(t0.Add(time.Hour)) {
 			t.Errorf("%s started %s: held by another Cluster's window", c.Key(), c.Started)
 		}
+	}
+}
+
+// TestWindowsComeFromTheObservation: the state reads no time zone itself; a Cluster whose windows
+// the observation does not carry waits, and one whose annotation cannot be read fails naming it.
+func TestWindowsComeFromTheObservation(t *testing.T) {
+	spec := rolloutv1.RolloutSpec{Change: version("v1.35.0"), Stages: []rolloutv1.Stage{{Name: "all", MaxConcurrent: 2}},
+		MaintenanceWindows: []string{"* 00:00-00:00 UTC"}}
+	f := newFleet(t, spec, 2, nil)
+	f.s.Clusters[1].Windows = []string{"Sat 02:00-06:00 Mars/Olympus"}
+	if got, want := f.s.WindowLists(), [][]string{{"* 00:00-00:00 UTC"}, {"Sat 02:00-06:00 Mars/Olympus"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("WindowLists = %q, want %q", got, want)
+	}
+	a := f.s.Advance(Observation{Now: t0, Generation: 1})
+	if len(a.Write) != 0 || f.s.Clusters[0].State != Pending {
+		t.Fatalf("without the windows' openings: wrote %v, first Cluster %s; want nothing written", a.Write, f.s.Clusters[0].State)
+	}
+	a = f.s.Advance(Observation{Now: t0, Generation: 1, Windows: WindowOpenings(f.s.WindowLists(), t0)})
+	if fmt.Sprint(a.Write) != "[fleet/c00]" {
+		t.Errorf("wrote %v, want the Cluster whose window is open", a.Write)
+	}
+	if c := f.s.Clusters[1]; c.State != Failed || !strings.Contains(c.Message, WindowsAnnotation) || !strings.Contains(c.Message, "Mars/Olympus") {
+		t.Errorf("the Cluster with an unreadable window: %s %q, want Failed naming its annotation", c.State, c.Message)
+	}
+	if got := f.s.WindowLists(); len(got) != 0 {
+		t.Errorf("WindowLists after both left Pending = %q, want none", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,32 +102,6 @@ func (w Window) opening(t time.Time) time.Time {
 	return time.Date(y, m, d, int(w.Start/time.Hour), int(w.Start%time.Hour/time.Minute), 0, 0, w.Loc)
 }
 
-// Open says whether t falls in the window.
-func (w Window) Open(t time.Time) bool {
-	// An occurrence that opened yesterday may still run (past midnight, or a whole day).
-	for back := 0; back <= 1; back++ {
-		o := w.opening(t.In(w.Loc).AddDate(0, 0, -back))
-		if w.Days[o.Weekday()] && !t.Before(o) && t.Before(o.Add(w.Length)) {
-			return true
-		}
-	}
-	return false
-}
-
-// Next is the next time at or after t that the window opens (t itself if it is open).
-func (w Window) Next(t time.Time) time.Time {
-	if w.Open(t) {
-		return t
-	}
-	for ahead := 0; ahead <= 7; ahead++ {
-		o := w.opening(t.In(w.Loc).AddDate(0, 0, ahead))
-		if w.Days[o.Weekday()] && !o.Before(t) {
-			return o
-		}
-	}
-	return time.Time{} // no day listed: refused by ParseWindow's callers (Validate)
-}
-
 // Windows are a Cluster's maintenance windows; none means any time.
 type Windows []Window
 
@@ -155,16 +130,70 @@ func SplitAnnotation(v string) []string {
 	return out
 }
 
-// NextOpen is the earliest time at or after t that a window is open: t when one is open now (or
-// there are none).
-func (ws Windows) NextOpen(t time.Time) time.Time {
-	if len(ws) == 0 {
-		return t
+// Span is one occurrence of a window, in absolute time: open from From until To.
+type Span struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// Openings are when a list of windows is open, as absolute spans from a day before an activity's
+// clock to OpeningHorizon after it. The rollout's workflow decides with them and never reads time
+// zone rules itself: those are files of the worker's host (or the binary's copy), and two workers
+// with different versions would decide differently on replay. Err says why the list cannot be
+// read.
+type Openings struct {
+	Spans []Span `json:"spans,omitempty"`
+	Err   string `json:"err,omitempty"`
+}
+
+// OpeningHorizon is how far ahead Openings reach: every weekly window opens within it.
+const OpeningHorizon = 8 * 24 * time.Hour
+
+// WindowsKey names a list of windows (the spec's, or a Cluster's own) in WindowOpenings.
+func WindowsKey(texts []string) string { return strings.Join(texts, "; ") }
+
+// WindowOpenings reads each list of windows and lays out its openings around now (the activity's
+// clock), by WindowsKey.
+func WindowOpenings(lists [][]string, now time.Time) map[string]Openings {
+	out := map[string]Openings{}
+	for _, texts := range lists {
+		ws, err := ParseWindows(texts)
+		if err != nil {
+			out[WindowsKey(texts)] = Openings{Err: err.Error()}
+			continue
+		}
+		out[WindowsKey(texts)] = Openings{Spans: ws.spans(now)}
 	}
-	var best time.Time
+	return out
+}
+
+// spans are the windows' occurrences opening from the day before now to OpeningHorizon after it,
+// by opening time.
+func (ws Windows) spans(now time.Time) []Span {
+	var out []Span
+	days := int(OpeningHorizon / (24 * time.Hour))
 	for _, w := range ws {
-		if n := w.Next(t); !n.IsZero() && (best.IsZero() || n.Before(best)) {
-			best = n
+		for d := -1; d <= days; d++ {
+			// An occurrence that opened yesterday may still run (past midnight, or a whole day).
+			if o := w.opening(now.In(w.Loc).AddDate(0, 0, d)); w.Days[o.Weekday()] {
+				out = append(out, Span{From: o.UTC(), To: o.Add(w.Length).UTC()})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Span) int { return a.From.Compare(b.From) })
+	return out
+}
+
+// NextOpen is the earliest time at or after t that a window is open: t itself when one is open
+// then; zero when none opens within the spans.
+func (o Openings) NextOpen(t time.Time) time.Time {
+	var best time.Time
+	for _, sp := range o.Spans {
+		switch {
+		case !t.Before(sp.From) && t.Before(sp.To):
+			return t
+		case sp.From.After(t) && (best.IsZero() || sp.From.Before(best)):
+			best = sp.From
 		}
 	}
 	return best

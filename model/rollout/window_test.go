@@ -34,14 +34,16 @@ func TestWindowOpenAndNext(t *testing.T) {
 		{"* 02:00-03:00 Europe/Berlin", at("2026-11-25 01:30", time.UTC), true, at("2026-11-25 01:30", time.UTC)},
 	}
 	for _, tt := range tests {
-		w, err := ParseWindow(tt.window)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.window, err)
+		// Laid out by an activity a few hours earlier, read by the workflow at now.
+		op := WindowOpenings([][]string{{tt.window}}, tt.now.Add(-5*time.Hour))[tt.window]
+		if op.Err != "" {
+			t.Fatalf("%s: %s", tt.window, op.Err)
 		}
-		if got := w.Open(tt.now); got != tt.open {
-			t.Errorf("%s at %s: open = %v, want %v", tt.window, tt.now, got, tt.open)
+		got := op.NextOpen(tt.now)
+		if open := got.Equal(tt.now); open != tt.open {
+			t.Errorf("%s at %s: open = %v, want %v", tt.window, tt.now, open, tt.open)
 		}
-		if got := w.Next(tt.now); !got.Equal(tt.nextOpen) {
+		if !got.Equal(tt.nextOpen) {
 			t.Errorf("%s at %s: next = %s, want %s", tt.window, tt.now, got, tt.nextOpen)
 		}
 	}
@@ -49,11 +51,8 @@ func TestWindowOpenAndNext(t *testing.T) {
 
 func TestWindowOverDST(t *testing.T) {
 	// 2026-03-29: Berlin moves from UTC+1 to UTC+2 at 02:00; a 03:00 window stays at 03:00 local.
-	w, err := ParseWindow("Sun 03:00-04:00 Europe/Berlin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := w.Next(time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC))
+	now := time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC)
+	got := WindowOpenings([][]string{{"Sun 03:00-04:00 Europe/Berlin"}}, now)["Sun 03:00-04:00 Europe/Berlin"].NextOpen(now)
 	if want := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("next = %s, want %s (03:00 CEST)", got.UTC(), want)
 	}
@@ -71,16 +70,19 @@ func TestParseWindowRefuses(t *testing.T) {
 }
 
 func TestNextOpenOfSeveral(t *testing.T) {
-	ws, err := ParseWindows([]string{"Sat 02:00-06:00 UTC", "Wed 20:00-21:00 UTC"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	list := []string{"Sat 02:00-06:00 UTC", "Wed 20:00-21:00 UTC"}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) // Wednesday
-	if got, want := ws.NextOpen(now), time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC); !got.Equal(want) {
+	op := WindowOpenings([][]string{list}, now)[WindowsKey(list)]
+	if got, want := op.NextOpen(now), time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("next = %s, want %s", got, want)
 	}
-	if got := Windows(nil).NextOpen(now); !got.Equal(now) {
-		t.Errorf("no windows: next = %s, want now", got)
+	// The spans reach past the horizon's last day: a week on, the Wednesday window still opens.
+	if got, want := op.NextOpen(now.Add(7*24*time.Hour)), time.Date(2026, 12, 2, 20, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("a week on: next = %s, want %s", got, want)
+	}
+	bad := WindowOpenings([][]string{{"Sat 02:00-06:00 Mars/Olympus"}}, now)["Sat 02:00-06:00 Mars/Olympus"]
+	if bad.Err == "" || len(bad.Spans) > 0 {
+		t.Errorf("an unknown zone: %+v, want an error and no spans", bad)
 	}
 	if got := SplitAnnotation(" Sat 02:00-06:00 UTC ; Wed 20:00-21:00 UTC;"); len(got) != 2 || got[1] != "Wed 20:00-21:00 UTC" {
 		t.Errorf("SplitAnnotation = %q", got)
