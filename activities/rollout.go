@@ -101,25 +101,14 @@ func (a *Activities) setRolloutFinalizers(ctx context.Context, r *rolloutv1.Roll
 // ClustersMatching lists the Clusters of the namespaces (every one when empty) whose labels match,
 // ordered by namespace and name.
 func (a *Activities) ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error) {
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	items, err := a.listMatching(ctx, namespaces, sel)
 	if err != nil {
 		return nil, err
 	}
-	if len(namespaces) == 0 {
-		namespaces = []string{""}
-	}
-	var out []clusterv1.Cluster
-	for _, ns := range namespaces {
-		items, err := a.Kube.List(ctx, kube.Clusters, ns, s.String())
-		if err != nil {
-			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
-		}
-		for i := range items {
-			c := clusterv1.Cluster{}
-			if err := a.Kube.Decode(&items[i], &c); err != nil {
-				return nil, fmt.Errorf("decoding Cluster %s/%s: %w", items[i].GetNamespace(), items[i].GetName(), err)
-			}
-			out = append(out, c)
+	out := make([]clusterv1.Cluster, len(items))
+	for i := range items {
+		if err := a.Kube.Decode(&items[i], &out[i]); err != nil {
+			return nil, fmt.Errorf("decoding Cluster %s/%s: %w", items[i].GetNamespace(), items[i].GetName(), err)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -420,9 +409,13 @@ type RolloutStatusInput struct {
 	Rollout RolloutRef              `json:"rollout"`
 	Status  rolloutv1.RolloutStatus `json:"status"`
 	Events  []rollout.Event         `json:"events,omitempty"`
+	// Selection is the running rollout's (nil before it started): the Clusters it matches now
+	// that the status does not list are reported as late matches.
+	Selection *rolloutv1.ClusterSelection `json:"selection,omitempty"`
 }
 
-// SetRolloutStatus writes the Rollout's status, keeping the conditions' transition times.
+// SetRolloutStatus writes the Rollout's status, keeping the conditions' transition times, with the
+// late matches (rollout.AddLateMatches) read from the worker's cache.
 func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput) error {
 	r := &rolloutv1.Rollout{}
 	if err := a.Kube.GetTyped(ctx, kube.Rollouts, in.Rollout.Namespace, in.Rollout.Name, r); err != nil {
@@ -432,6 +425,13 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		return fmt.Errorf("reading Rollout %s: %w", in.Rollout, err)
 	}
 	st := in.Status
+	if in.Selection != nil {
+		matching, err := a.clusterKeysMatching(ctx, selectionNamespaces(rolloutv1.RolloutSpec{Clusters: *in.Selection}, in.Rollout.Namespace), &in.Selection.Selector)
+		if err != nil {
+			return err
+		}
+		rollout.AddLateMatches(&st, matching)
+	}
 	conds := slices.Clone(r.Status.Conditions)
 	now := metav1.NewTime(time.Now())
 	for _, c := range st.Conditions {
@@ -452,6 +452,11 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 	for state, n := range map[string]int32{"pending": c.Pending, "changing": c.Changing, "done": c.Done, "failed": c.Failed, "skipped": c.Skipped} {
 		metrics.RolloutClusters.WithLabelValues(in.Rollout.String(), state).Set(float64(n))
 	}
+	for _, s := range st.Stages {
+		if s.StartedAt != nil && s.FinishedAt != nil {
+			metrics.RolloutStageSeconds.WithLabelValues(in.Rollout.String(), s.Name).Set(s.FinishedAt.Sub(s.StartedAt.Time).Seconds())
+		}
+	}
 	if a.Events != nil {
 		ref := &corev1.ObjectReference{APIVersion: rolloutv1.GroupVersion.String(), Kind: "Rollout",
 			Namespace: r.Namespace, Name: r.Name, UID: r.UID, ResourceVersion: r.ResourceVersion}
@@ -464,6 +469,37 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		}
 	}
 	return nil
+}
+
+// clusterKeysMatching lists the keys ("namespace/name") of the Clusters a selection matches.
+func (a *Activities) clusterKeysMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]string, error) {
+	items, err := a.listMatching(ctx, namespaces, sel)
+	out := make([]string, len(items))
+	for i := range items {
+		out[i] = items[i].GetNamespace() + "/" + items[i].GetName()
+	}
+	return out, err
+}
+
+// listMatching lists the Clusters a label selector matches in the namespaces (none: all), from
+// the worker's cache.
+func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]unstructured.Unstructured, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	var out []unstructured.Unstructured
+	for _, ns := range namespaces {
+		items, err := a.Kube.List(ctx, kube.Clusters, ns, s.String())
+		if err != nil {
+			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
+		}
+		out = append(out, items...)
+	}
+	return out, nil
 }
 
 // ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).

@@ -132,8 +132,9 @@ type rolloutRun struct {
 	controls workflow.ReceiveChannel
 	// accepted wakes the loop after an Update was applied.
 	accepted workflow.Channel
-	// reported is the last status written (JSON), to write only changes.
-	reported string
+	// reported is the last status written (JSON), to write only changes, and reportedAt when.
+	reported   string
+	reportedAt time.Time
 	// history counts this run's events from above: Temporal's own count is not available in
 	// the test environment, and an upper bound is what the limit needs.
 	history int
@@ -287,19 +288,22 @@ func (r *rolloutRun) inFlight() map[string]int64 {
 	return out
 }
 
-// report writes the Rollout's status when it changed, with the Events noted since the last.
+// report writes the Rollout's status when it changed, with the Events noted since the last, and
+// at least every Idle: the write also reports the Clusters that match the selection since the
+// start (late matches), which the workflow does not see change.
 func (r *rolloutRun) report(ctx workflow.Context) error {
 	st := r.state.Status()
 	b, _ := json.Marshal(st)
 	events := r.state.TakeEvents()
-	if string(b) == r.reported && len(events) == 0 {
+	now := workflow.Now(ctx)
+	if string(b) == r.reported && len(events) == 0 && now.Sub(r.reportedAt) < r.timing.Idle {
 		return nil
 	}
 	if err := r.act(ctx, "write the status: "+st.Phase, acts.SetRolloutStatus,
-		activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: st, Events: events}, nil); err != nil {
+		activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: st, Events: events, Selection: &r.state.Spec.Clusters}, nil); err != nil {
 		return err
 	}
-	r.reported = string(b)
+	r.reported, r.reportedAt = string(b), now
 	return nil
 }
 

@@ -63,10 +63,14 @@ var (
 	// last status write reported them.
 	RolloutClusters = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "topoflow", Name: "rollout_clusters",
 		Help: "Clusters of a Rollout by state, as its last status write reported them."}, []string{"rollout", "state"})
+	// How long each finished stage of a Rollout ran, from its start (after its approval before)
+	// to every Cluster through and its soak over.
+	RolloutStageSeconds = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "topoflow", Name: "rollout_stage_duration_seconds",
+		Help: "How long each finished stage of a Rollout ran, from its start to every Cluster through and its soak over."}, []string{"rollout", "stage"})
 )
 
 func init() {
-	Registry.MustRegister(QueueDepth, HookDuration, UpgradesInProgress, RolloutClusters,
+	Registry.MustRegister(QueueDepth, HookDuration, UpgradesInProgress, RolloutClusters, RolloutStageSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 

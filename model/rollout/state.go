@@ -87,7 +87,9 @@ type State struct {
 	Step       Step                  `json:"step,omitempty"`
 	// StageSoakUntil is when the stage's soak ends (StepSoak).
 	StageSoakUntil time.Time `json:"stageSoakUntil,omitzero"`
-	Approved       []string  `json:"approved,omitempty"`
+	// StageTimes are when each stage begun so far started running and was through.
+	StageTimes []StageTime `json:"stageTimes,omitempty"`
+	Approved   []string    `json:"approved,omitempty"`
 	// Paused by an operator (CLI or UI); AnnotationPaused by the Rollout's annotation.
 	Paused           bool `json:"paused,omitempty"`
 	AnnotationPaused bool `json:"annotationPaused,omitempty"`
@@ -100,6 +102,21 @@ type State struct {
 	LatestGeneration int64 `json:"latestGeneration,omitempty"`
 
 	events []Event // noted since the last TakeEvents
+}
+
+// StageTime is when a stage started running (after its approval before) and was through (every
+// Cluster through and the stage's soak over).
+type StageTime struct {
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// stageTime is the current stage's entry in StageTimes.
+func (s *State) stageTime() *StageTime {
+	for len(s.StageTimes) <= s.Stage {
+		s.StageTimes = append(s.StageTimes, StageTime{})
+	}
+	return &s.StageTimes[s.Stage]
 }
 
 // Event is something an operator would want in `kubectl describe rollout`.
@@ -318,6 +335,7 @@ func (s *State) advanceStages(now time.Time, windows map[string]Openings, a *Act
 				return
 			}
 			s.Step = StepRun
+			s.stageTime().Started = now
 			s.note(false, "StageStarted", "stage %s started", st.Name)
 		case StepRun:
 			if !s.runStage(now, windows, a) {
@@ -330,6 +348,7 @@ func (s *State) advanceStages(now time.Time, windows map[string]Openings, a *Act
 				return
 			}
 			s.Step, s.StageSoakUntil = StepApproveAfter, time.Time{}
+			s.stageTime().Finished = now
 		case StepApproveAfter:
 			if st.ApproveAfter && !s.approved(s.ApprovalToken(s.Stage, true)) {
 				return

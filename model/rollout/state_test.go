@@ -179,6 +179,44 @@ func TestSoakAfterClusterAndStage(t *testing.T) {
 	if got := second.Started.Sub(first.Finished); got < 30*time.Minute {
 		t.Errorf("second stage started %s after the first was done, want at least the stage soak (30m)", got)
 	}
+	// Each stage ran from its start to the end of its soak, and the status says when.
+	st := f.s.Status()
+	if len(st.Stages) != 2 || st.Stages[0].Name != "one" || st.Stages[1].Name != "two" {
+		t.Fatalf("status stages %+v, want one and two", st.Stages)
+	}
+	one, two := f.s.StageTimes[0], f.s.StageTimes[1]
+	if !one.Started.Equal(first.Started) || one.Finished.Before(first.Finished.Add(30*time.Minute)) {
+		t.Errorf("stage one ran %s to %s; want from its Cluster's start to past its 30m soak after %s", one.Started, one.Finished, first.Finished)
+	}
+	if !two.Started.Equal(one.Finished) || !two.Finished.Equal(second.Finished) || !st.Stages[1].FinishedAt.Time.Equal(two.Finished) {
+		t.Errorf("stage two ran %s to %s (status %v); want from stage one's end to its Cluster's end %s", two.Started, two.Finished, st.Stages[1].FinishedAt, second.Finished)
+	}
+}
+
+func TestAddLateMatches(t *testing.T) {
+	st := rolloutv1.RolloutStatus{ObservedGeneration: 3, Clusters: []rolloutv1.ClusterStatus{{Namespace: "a", Name: "x"}, {Namespace: "a", Name: "y"}}}
+	AddLateMatches(&st, []string{"a/y", "b/z", "a/x", "a/w"})
+	if fmt.Sprint(st.LateMatches) != "[a/w b/z]" || st.Counts.LateMatches != 2 {
+		t.Errorf("late matches %v (%d), want [a/w b/z] (2)", st.LateMatches, st.Counts.LateMatches)
+	}
+	c := st.Conditions[len(st.Conditions)-1]
+	if c.Type != "LateMatches" || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "a/w, b/z") || c.ObservedGeneration != 3 {
+		t.Errorf("condition %+v", c)
+	}
+	var many []string
+	for i := range 60 {
+		many = append(many, fmt.Sprintf("n/c%02d", i))
+	}
+	st = rolloutv1.RolloutStatus{}
+	AddLateMatches(&st, many)
+	if len(st.LateMatches) != MaxLateMatches || st.Counts.LateMatches != 60 {
+		t.Errorf("%d named, %d counted; want %d named and 60 counted", len(st.LateMatches), st.Counts.LateMatches, MaxLateMatches)
+	}
+	st = rolloutv1.RolloutStatus{Clusters: []rolloutv1.ClusterStatus{{Namespace: "a", Name: "x"}}}
+	AddLateMatches(&st, []string{"a/x"})
+	if len(st.LateMatches) != 0 || st.Conditions[0].Status != metav1.ConditionFalse {
+		t.Errorf("none late: %v %+v", st.LateMatches, st.Conditions)
+	}
 }
 
 func TestUnsettledDuringSoakStartsOver(t *testing.T) {

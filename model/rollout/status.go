@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,8 +87,47 @@ func (s *State) Status() rolloutv1.RolloutStatus {
 			st.Counts.Changing++
 		}
 	}
+	for i, t := range s.StageTimes {
+		ss := rolloutv1.StageStatus{Name: s.Spec.Stages[i].Name}
+		if !t.Started.IsZero() {
+			ss.StartedAt = &metav1.Time{Time: t.Started}
+		}
+		if !t.Finished.IsZero() {
+			ss.FinishedAt = &metav1.Time{Time: t.Finished}
+		}
+		st.Stages = append(st.Stages, ss)
+	}
 	st.Conditions = s.conditions(st, waiting, failed, opens)
 	return st
+}
+
+// MaxLateMatches is how many late matches a status names.
+const MaxLateMatches = 50
+
+// AddLateMatches reports the Clusters the selection matches now (keys "namespace/name") that the
+// rollout did not select when it started: named (up to MaxLateMatches, sorted), counted, and in
+// the condition LateMatches. They are never added to a running rollout.
+func AddLateMatches(st *rolloutv1.RolloutStatus, matching []string) {
+	selected := map[string]bool{}
+	for _, c := range st.Clusters {
+		selected[c.Namespace+"/"+c.Name] = true
+	}
+	var late []string
+	for _, k := range matching {
+		if !selected[k] {
+			late = append(late, k)
+		}
+	}
+	slices.Sort(late)
+	st.Counts.LateMatches = int32(len(late))
+	st.LateMatches = late[:min(len(late), MaxLateMatches)]
+	cond := metav1.Condition{Type: "LateMatches", Status: metav1.ConditionFalse, Reason: "Selection", ObservedGeneration: st.ObservedGeneration}
+	if len(late) > 0 {
+		cond.Status = metav1.ConditionTrue
+		cond.Message = fmt.Sprintf("%d Clusters match the selection but did not when the rollout started; they are not added (a new Rollout moves them): %s",
+			len(late), ListSome(late, 5))
+	}
+	st.Conditions = append(st.Conditions, cond)
 }
 
 func (s *State) conditions(st rolloutv1.RolloutStatus, waiting, failed []string, opens time.Time) []metav1.Condition {

@@ -17,7 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/metrics"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/tests/sim/provider"
@@ -81,9 +84,10 @@ func (e *env) rolloutControl(name string, c rollout.Control) error {
 // stages: the canary (by label) first, held after it until approved by annotation; the rest
 // held before it until approved by the Update the CLI sends (a wrong token refused), then at
 // most two at a time. Each Cluster's own workflow does the upgrade; the Rollout writes only
-// spec.topology.version, as topoflow-rollout.
+// spec.topology.version, as topoflow-rollout. A Cluster created after the start is reported as a
+// late match and left alone; the status and the metrics say when each stage ran.
 func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
-	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second, Idle: 3 * time.Second}})
 	e.applyFile(classFile)
 	names := []string{"c0", "c1", "c2", "c3"}
 	e.readyClusters(names, func(i int, u *unstructured.Unstructured) {
@@ -118,6 +122,16 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 		return m.Manager == rollout.FieldManager && strings.Contains(string(m.FieldsV1.Raw), `"f:version"`)
 	}), "spec.topology.version is the rollout's field")
 
+	// A Cluster that matches only now is reported, not added.
+	e.readyClusters([]string{"late"}, nil)
+	e.eventually(time.Minute, "the late Cluster reported", func() (bool, string) {
+		st := status()
+		return st.Counts.LateMatches == 1 && slices.Equal(st.LateMatches, []string{e.ns + "/late"}), fmt.Sprintf("%d %v", st.Counts.LateMatches, st.LateMatches)
+	})
+	assert.True(t, slices.ContainsFunc(status().Conditions, func(c metav1.Condition) bool {
+		return c.Type == "LateMatches" && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, e.ns+"/late")
+	}), "condition LateMatches names it: %+v", status().Conditions)
+
 	// Approve the canary's result by annotation (GitOps).
 	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "to-1-31-3", types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+rollout.ApproveAnnotation+`":"canary/after@gen-1"}}}`), metav1.PatchOptions{})
@@ -139,10 +153,21 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s, %+v", st.Phase, st.Counts)
 	})
 	st := status()
-	assert.Equal(t, rolloutv1.Counts{Total: 4, Done: 4}, st.Counts)
+	assert.Equal(t, rolloutv1.Counts{Total: 4, Done: 4, LateMatches: 1}, st.Counts)
 	for _, name := range names {
 		c := e.cluster(name)
 		assert.Equal(t, "v1.31.3", c.Spec.Topology.Version, name)
+	}
+	assert.Equal(t, "v1.31.2", e.cluster("late").Spec.Topology.Version, "the late match is not changed")
+	// When each stage ran: the canary's before the rest's, each in the metric too.
+	require.Len(t, st.Stages, 2)
+	canaryStage, restStage := st.Stages[0], st.Stages[1]
+	assert.Equal(t, []string{"canary", "rest"}, []string{canaryStage.Name, restStage.Name})
+	require.True(t, canaryStage.FinishedAt != nil && restStage.StartedAt != nil && restStage.FinishedAt != nil, "%+v", st.Stages)
+	assert.False(t, restStage.StartedAt.Before(canaryStage.FinishedAt), "the rest started after the canary's stage (and its approval): %+v", st.Stages)
+	for _, stage := range st.Stages {
+		assert.Equal(t, stage.FinishedAt.Sub(stage.StartedAt.Time).Seconds(),
+			testutil.ToFloat64(metrics.RolloutStageSeconds.WithLabelValues(e.ns+"/to-1-31-3", stage.Name)), "stage %s's duration metric", stage.Name)
 	}
 	// Never more than two of the rest changing at once, and the limit used.
 	most := 0

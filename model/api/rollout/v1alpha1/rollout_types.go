@@ -133,10 +133,31 @@ type RolloutStatus struct {
 	// +optional
 	// +listType=atomic
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
+	// Stages are the stages begun so far, in order: when each started running (after its
+	// approval before) and when it was through (every Cluster done, failed or skipped, and its
+	// soak over).
+	// +optional
+	// +listType=atomic
+	Stages []StageStatus `json:"stages,omitempty"`
+	// LateMatches are Clusters the selection matches now that it did not match when the rollout
+	// started: reported, not added (a new Rollout moves them). At most 50 are named here;
+	// counts.lateMatches counts them all.
+	// +optional
+	// +listType=atomic
+	LateMatches []string `json:"lateMatches,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// StageStatus is when a stage ran.
+type StageStatus struct {
+	Name string `json:"name"`
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
 // Counts are the selected Clusters by state.
@@ -148,6 +169,9 @@ type Counts struct {
 	Done     int32 `json:"done"`
 	Failed   int32 `json:"failed"`
 	Skipped  int32 `json:"skipped"`
+	// LateMatches counts the Clusters that match the selection now and did not at the start.
+	// +optional
+	LateMatches int32 `json:"lateMatches,omitempty"`
 }
 
 // ClusterStatus is one selected Cluster's place in the rollout.
