@@ -165,6 +165,9 @@ func writeRollout(out io.Writer, r *rolloutv1.Rollout) error {
 	}
 	c := st.Counts
 	fmt.Fprintf(out, "  clusters: %d total, %d done, %d changing, %d pending, %d failed, %d skipped\n", c.Total, c.Done, c.Changing, c.Pending, c.Failed, c.Skipped)
+	if stages := stageTimes(st.Stages); stages != "" {
+		fmt.Fprintf(out, "  stages:   %s\n", stages)
+	}
 	for _, cond := range st.Conditions {
 		if cond.Status == metav1.ConditionTrue || (cond.Type == "Progressing" && cond.Reason == "NotStarted") {
 			fmt.Fprintf(out, "  %s: %s\n", cond.Type, orDash(cond.Message))
@@ -183,6 +186,20 @@ func writeRollout(out io.Writer, r *rolloutv1.Rollout) error {
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\n", cl.Namespace, cl.Name, orDash(cl.Stage), cl.State, since, cl.Message)
 	}
 	return tw.Flush()
+}
+
+// stageTimes says how long each stage ran, or since when it runs.
+func stageTimes(stages []rolloutv1.StageStatus) string {
+	var parts []string
+	for _, s := range stages {
+		switch {
+		case s.StartedAt != nil && s.FinishedAt != nil:
+			parts = append(parts, fmt.Sprintf("%s %s", s.Name, s.FinishedAt.Sub(s.StartedAt.Time)))
+		case s.StartedAt != nil:
+			parts = append(parts, fmt.Sprintf("%s running since %s", s.Name, s.StartedAt.UTC().Format(time.RFC3339)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func orDash(s string) string {

@@ -15,9 +15,11 @@ import (
 // conditions that hold, and the Clusters that have started (the pending ones only counted).
 func TestWriteRollout(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	later := metav1.NewTime(at.Add(90 * time.Second))
 	r := &rolloutv1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "edge", Generation: 2},
 		Status: rolloutv1.RolloutStatus{ObservedGeneration: 2, Phase: "WaitingForApproval", Stage: "canary", PendingApproval: "canary/after@gen-2",
 			Counts: rolloutv1.Counts{Total: 3, Done: 1, Pending: 2},
+			Stages: []rolloutv1.StageStatus{{Name: "canary", StartedAt: &at, FinishedAt: &later}, {Name: "rest", StartedAt: &later}},
 			Conditions: []metav1.Condition{
 				{Type: "WaitingForApproval", Status: metav1.ConditionTrue, Message: "approve it"},
 				{Type: "Halted", Status: metav1.ConditionFalse, Message: "not shown"},
@@ -36,6 +38,7 @@ func TestWriteRollout(t *testing.T) {
 		"phase:    WaitingForApproval",
 		"approval: canary/after@gen-2 (starter rollout approve fleet/edge)",
 		"clusters: 3 total, 1 done, 0 changing, 2 pending, 0 failed, 0 skipped",
+		"stages:   canary 1m30s, rest running since 2026-11-25T12:01:30Z",
 		"WaitingForApproval: approve it",
 		"fleet/edge-01  canary  Done",
 		"2026-11-25T12:00:00Z",
