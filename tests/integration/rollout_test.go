@@ -84,8 +84,9 @@ func (e *env) rolloutControl(name string, c rollout.Control) error {
 // stages: the canary (by label) first, held after it until approved by annotation; the rest
 // held before it until approved by the Update the CLI sends (a wrong token refused), then at
 // most two at a time. Each Cluster's own workflow does the upgrade; the Rollout writes only
-// spec.topology.version, as topoflow-rollout. A Cluster created after the start is reported as a
-// late match and left alone; the status and the metrics say when each stage ran.
+// spec.topology.version, as topoflow-rollout. The canary soaks after itself and after its stage.
+// A Cluster created after the start is reported as a late match and left alone; the status and
+// the metrics say when each stage ran.
 func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second, Idle: 3 * time.Second}})
 	e.applyFile(classFile)
@@ -100,7 +101,8 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 		"clusters": map[string]any{"selector": map[string]any{}},
 		"change":   map[string]any{"version": "v1.31.3"},
 		"stages": []any{
-			map[string]any{"name": "canary", "selector": map[string]any{"matchLabels": map[string]any{"ring": "canary"}}, "approveAfter": true},
+			map[string]any{"name": "canary", "selector": map[string]any{"matchLabels": map[string]any{"ring": "canary"}}, "approveAfter": true,
+				"soakAfterCluster": "4s", "soakAfterStage": "4s"},
 			map[string]any{"name": "rest", "maxConcurrent": 2, "approveBefore": true},
 		},
 	})
@@ -165,6 +167,13 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 	assert.Equal(t, []string{"canary", "rest"}, []string{canaryStage.Name, restStage.Name})
 	require.True(t, canaryStage.FinishedAt != nil && restStage.StartedAt != nil && restStage.FinishedAt != nil, "%+v", st.Stages)
 	assert.False(t, restStage.StartedAt.Before(canaryStage.FinishedAt), "the rest started after the canary's stage (and its approval): %+v", st.Stages)
+	// The soaks were honoured (times are whole seconds): the canary was done 4 s after it settled
+	// (its TopologyReconciled turned True), and the stage soaked 4 s more before its approval gate.
+	c0 := st.Clusters[slices.IndexFunc(st.Clusters, func(c rolloutv1.ClusterStatus) bool { return c.Name == "c0" })]
+	settled := e.cluster("c0").Status.Conditions.Get("TopologyReconciled")
+	require.NotNil(t, settled)
+	assert.GreaterOrEqual(t, c0.FinishedAt.Sub(settled.LastTransitionTime.Time), 3*time.Second, "the canary's soak after it settled at %s: %+v", settled.LastTransitionTime, c0)
+	assert.GreaterOrEqual(t, canaryStage.FinishedAt.Sub(c0.FinishedAt.Time), 3*time.Second, "the stage's soak: %+v, canary done %s", canaryStage, c0.FinishedAt)
 	for _, stage := range st.Stages {
 		assert.Equal(t, stage.FinishedAt.Sub(stage.StartedAt.Time).Seconds(),
 			testutil.ToFloat64(metrics.RolloutStageSeconds.WithLabelValues(e.ns+"/to-1-31-3", stage.Name)), "stage %s's duration metric", stage.Name)
