@@ -125,11 +125,14 @@ type SelectInput struct {
 
 // SelectResult is a Rollout's selection, and what stops it from starting.
 type SelectResult struct {
-	// Invalid says what is wrong with the spec itself (admission was bypassed): nothing else is
-	// read then. It is checked here, not in the workflow: windows name time zones, whose rules
-	// are files of the worker's host.
-	Invalid    string              `json:"invalid,omitempty"`
-	Candidates []rollout.Candidate `json:"candidates,omitempty"`
+	// Invalid says what is wrong with the spec itself (admission was bypassed) or that its
+	// RolloutStrategy is missing: nothing else is read then. It is checked here, not in the
+	// workflow: windows name time zones, whose rules are files of the worker's host.
+	Invalid string `json:"invalid,omitempty"`
+	// Spec is the spec to run: the Rollout's, with its RolloutStrategy's stages, failure budget
+	// and windows when it names one (rollout.Resolve).
+	Spec       rolloutv1.RolloutSpec `json:"spec"`
+	Candidates []rollout.Candidate   `json:"candidates,omitempty"`
 	// Refused are the Clusters admission would refuse the change for ("ns/name: why").
 	Refused []string `json:"refused,omitempty"`
 	// BlockedBy names an older Rollout, not yet ended, that selects some of the same Clusters.
@@ -146,6 +149,12 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 		out.Invalid = errs.ToAggregate().Error()
 		return out, nil
 	}
+	res, err := a.ResolveStrategy(ctx, in.Rollout.Namespace, in.Spec)
+	if err != nil || res.Invalid != "" {
+		out.Invalid = res.Invalid
+		return out, err
+	}
+	out.Spec, in.Spec = res.Spec, res.Spec
 	clusters, err := a.ClustersMatching(ctx, selectionNamespaces(in.Spec, in.Rollout.Namespace), &in.Spec.Clusters.Selector)
 	if err != nil {
 		return out, err
@@ -171,6 +180,25 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 	}
 	out.BlockedBy, err = a.olderRolloutOver(ctx, in.Rollout, clusters)
 	return out, err
+}
+
+// ResolveStrategy reads the RolloutStrategy a Rollout's spec names, if any (rollout.Resolved).
+func (a *Activities) ResolveStrategy(ctx context.Context, namespace string, spec rolloutv1.RolloutSpec) (rollout.Resolved, error) {
+	if spec.StrategyRef == nil {
+		return rollout.Resolved{Spec: spec}, nil
+	}
+	st := &rolloutv1.RolloutStrategy{}
+	err := a.Kube.GetTyped(ctx, kube.RolloutStrategies, namespace, spec.StrategyRef.Name, st)
+	switch {
+	case kube.IsNotFound(err):
+		return rollout.Resolved{Spec: spec, Invalid: fmt.Sprintf("spec.strategyRef: RolloutStrategy %s/%s not found", namespace, spec.StrategyRef.Name)}, nil
+	case err != nil:
+		return rollout.Resolved{}, fmt.Errorf("reading RolloutStrategy %s/%s: %w", namespace, spec.StrategyRef.Name, err)
+	}
+	if errs := rollout.ValidateStrategy(st); len(errs) > 0 {
+		return rollout.Resolved{Spec: spec, Invalid: fmt.Sprintf("RolloutStrategy %s/%s: %v", namespace, st.Name, errs.ToAggregate())}, nil
+	}
+	return rollout.Resolved{Spec: rollout.Resolve(spec, &st.Spec)}, nil
 }
 
 func selectionNamespaces(spec rolloutv1.RolloutSpec, own string) []string {

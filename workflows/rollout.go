@@ -197,7 +197,7 @@ func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutR
 	if sel.Invalid != "" {
 		return nil, sel.Invalid, nil
 	}
-	st, err := rollout.Freeze(ro.Spec, ro.Generation, sel.Candidates)
+	st, err := rollout.Freeze(sel.Spec, ro.Generation, sel.Candidates)
 	switch {
 	case err != nil:
 		return nil, err.Error(), nil

@@ -65,8 +65,8 @@ func newRolloutEnv(t *testing.T, f *fakeFleet, count *events) *testsuite.TestWor
 	env.OnActivity(acts.ReadRollout, mock.Anything, mock.Anything).Return(func(context.Context, activities.RolloutRef) (activities.RolloutRead, error) {
 		return f.read(), nil
 	})
-	env.OnActivity(acts.SelectClusters, mock.Anything, mock.Anything).Return(func(context.Context, activities.SelectInput) (activities.SelectResult, error) {
-		var out activities.SelectResult
+	env.OnActivity(acts.SelectClusters, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.SelectInput) (activities.SelectResult, error) {
+		out := activities.SelectResult{Spec: in.Spec}
 		for i := 0; i < f.n; i++ {
 			out.Candidates = append(out.Candidates, rollout.Candidate{Namespace: "fleet", Name: fmt.Sprintf("c%04d", i)})
 		}

@@ -44,6 +44,7 @@ var (
 	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
 	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
 	Rollouts            = rolloutv1.GroupVersion.WithResource("rollouts")
+	RolloutStrategies   = rolloutv1.GroupVersion.WithResource("rolloutstrategies")
 )
 
 // CustomResourceDefinitions are read to tell which Cluster API components are installed.

@@ -71,8 +71,9 @@ for p in "${providers[@]}"; do
   kc apply --server-side --force-conflicts -f "$STACK_DIR/capi-$name.yaml" >/dev/null
   i=$((i + 1))
 done
-# topoflow's own API (fleet Rollouts) beside Cluster API's.
-kc apply --server-side --force-conflicts -f "$root/deploy/crds/topoflow.dev_rollouts.yaml" >/dev/null
+# topoflow's own API (fleet Rollouts and their strategies) beside Cluster API's.
+kc apply --server-side --force-conflicts -f "$root/deploy/crds/topoflow.dev_rollouts.yaml" \
+  -f "$root/deploy/crds/topoflow.dev_rolloutstrategies.yaml" >/dev/null
 kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
 for name in starter worker; do stop_one "$name"; done

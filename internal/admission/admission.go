@@ -20,9 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/validation"
@@ -41,8 +43,10 @@ const (
 	// PathHoldTopologyDelete is topoflow's own: deletes of topology objects while the Cluster's
 	// BeforeClusterDelete hook has not passed (see holdTopologyDelete).
 	PathHoldTopologyDelete = "/validate-topology-delete"
-	// PathValidateRollout checks topoflow's own fleet Rollouts (validateRollout).
-	PathValidateRollout = "/validate-topoflow-dev-v1alpha1-rollout"
+	// PathValidateRollout checks topoflow's own fleet Rollouts (validateRollout), and
+	// PathValidateRolloutStrategy the strategies they share (validateRolloutStrategy).
+	PathValidateRollout         = "/validate-topoflow-dev-v1alpha1-rollout"
+	PathValidateRolloutStrategy = "/validate-topoflow-dev-v1alpha1-rolloutstrategy"
 )
 
 // Reader is what the webhooks read from the API server (activities.Activities implements it).
@@ -59,6 +63,8 @@ type Reader interface {
 	ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error)
 	// ClassExists says whether a ClusterClass exists.
 	ClassExists(ctx context.Context, namespace, name string) (bool, error)
+	// ResolveStrategy gives a Rollout's spec its RolloutStrategy's stages, or says why it cannot.
+	ResolveStrategy(ctx context.Context, namespace string, spec rolloutv1.RolloutSpec) (rollout.Resolved, error)
 }
 
 // Server answers AdmissionReview requests.
@@ -90,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(PathValidateExtensionConfig, s.review(validateExtensionConfig))
 	mux.HandleFunc(PathHoldTopologyDelete, s.review(s.holdTopologyDelete))
 	mux.HandleFunc(PathValidateRollout, s.review(s.validateRollout))
+	mux.HandleFunc(PathValidateRolloutStrategy, s.review(validateRolloutStrategy))
 	mux.HandleFunc(PathConvert, s.convert)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux

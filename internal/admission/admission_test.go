@@ -20,10 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/deploy/samples"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -33,6 +35,7 @@ type fakeReads struct {
 	class    *clusterv1.ClusterClass
 	running  upgrade.Input
 	clusters []clusterv1.Cluster
+	strategy *rolloutv1.RolloutStrategy
 }
 
 func (f *fakeReads) ClassOf(context.Context, *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
@@ -52,6 +55,13 @@ func (f *fakeReads) ClustersMatching(context.Context, []string, *metav1.LabelSel
 }
 func (f *fakeReads) ClassExists(_ context.Context, _, name string) (bool, error) {
 	return f.class != nil && f.class.Name == name, nil
+}
+
+func (f *fakeReads) ResolveStrategy(_ context.Context, _ string, spec rolloutv1.RolloutSpec) (rollout.Resolved, error) {
+	if f.strategy == nil || spec.StrategyRef == nil || f.strategy.Name != spec.StrategyRef.Name {
+		return rollout.Resolved{Spec: spec, Invalid: "not found"}, nil
+	}
+	return rollout.Resolved{Spec: rollout.Resolve(spec, &f.strategy.Spec)}, nil
 }
 
 // sample reads the sample class and Cluster as raw JSON and typed.

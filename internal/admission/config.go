@@ -64,6 +64,7 @@ func Configurations(base admissionregv1.WebhookClientConfig, nsSelector *metav1.
 		{"validation.clusterclass.cluster.x-k8s.io", PathValidateClusterClass, "clusterclasses", []admissionregv1.OperationType{create, update, del}},
 		{"validation.extensionconfig.runtime.cluster.x-k8s.io", PathValidateExtensionConfig, "extensionconfigs", []admissionregv1.OperationType{create, update}},
 		{"validation.rollout.topoflow.dev", PathValidateRollout, "rollouts", []admissionregv1.OperationType{create, update}},
+		{"validation.rolloutstrategy.topoflow.dev", PathValidateRolloutStrategy, "rolloutstrategies", []admissionregv1.OperationType{create, update}},
 	} {
 		ns, obj := selects(w.resource)
 		v.Webhooks = append(v.Webhooks, admissionregv1.ValidatingWebhook{
@@ -100,13 +101,13 @@ func clientConfigAt(base admissionregv1.WebhookClientConfig, path string) admiss
 }
 
 // rulesFor is the rule of a webhook for one resource of Cluster API (ExtensionConfigs in the
-// runtime group, the rest in the core group) or of topoflow (Rollouts).
+// runtime group, the rest in the core group) or of topoflow (Rollouts and RolloutStrategies).
 func rulesFor(resource string, ops ...admissionregv1.OperationType) []admissionregv1.RuleWithOperations {
 	group, version := "cluster.x-k8s.io", "v1beta1"
 	switch resource {
 	case "extensionconfigs":
 		group, version = "runtime.cluster.x-k8s.io", "v1alpha1"
-	case "rollouts":
+	case "rollouts", "rolloutstrategies":
 		group, version = "topoflow.dev", "v1alpha1"
 	}
 	return []admissionregv1.RuleWithOperations{{Operations: ops, Rule: admissionregv1.Rule{

@@ -36,6 +36,15 @@ func (s *Server) validateRollout(ctx context.Context, req *admissionv1.Admission
 		r.Namespace = req.Namespace
 	}
 	errs := rollout.Validate(r)
+	if len(errs) == 0 && r.Spec.StrategyRef != nil {
+		res, err := s.Reads.ResolveStrategy(ctx, r.Namespace, r.Spec)
+		switch {
+		case err != nil:
+			errs = field.ErrorList{field.InternalError(field.NewPath("spec", "strategyRef"), err)}
+		case res.Invalid != "":
+			errs = field.ErrorList{field.Invalid(field.NewPath("spec", "strategyRef", "name"), r.Spec.StrategyRef.Name, res.Invalid)}
+		}
+	}
 	if len(errs) == 0 {
 		errs = s.rolloutAgainstClusters(ctx, r)
 	}
@@ -72,4 +81,19 @@ func (s *Server) rolloutAgainstClusters(ctx context.Context, r *rolloutv1.Rollou
 		errs = append(errs, field.Invalid(p, r.Spec.Clusters.Selector.String(), fmt.Sprintf("selects no Cluster in %v", namespaces)))
 	}
 	return errs
+}
+
+var rolloutStrategyKind = schema.GroupKind{Group: rolloutv1.GroupVersion.Group, Kind: "RolloutStrategy"}
+
+// validateRolloutStrategy checks a RolloutStrategy as a Rollout's own stages, failure budget and
+// windows are checked. Rollouts already started keep the strategy they read.
+func validateRolloutStrategy(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	st, err := decodeObject[rolloutv1.RolloutStrategy](req.Object.Raw)
+	if err != nil {
+		return badRequest("decoding the RolloutStrategy: %v", err)
+	}
+	if errs := rollout.ValidateStrategy(st); len(errs) > 0 {
+		return invalid(rolloutStrategyKind, st.Name, errs)
+	}
+	return allowed()
 }

@@ -7,6 +7,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
@@ -22,6 +23,15 @@ func TestValidateRollout(t *testing.T) {
 			"metadata": map[string]any{"name": "r", "namespace": "fleet"},
 			"spec":     map[string]any{"clusters": map[string]any{"selector": map[string]any{}}, "change": change, "stages": stages}}
 	}
+	byStrategy := func(name string) map[string]any {
+		r := rollout(map[string]any{"version": "v1.35.0"})
+		spec := r["spec"].(map[string]any)
+		delete(spec, "stages")
+		spec["strategyRef"] = map[string]any{"name": name}
+		return r
+	}
+	standard := &rolloutv1.RolloutStrategy{ObjectMeta: metav1.ObjectMeta{Name: "standard", Namespace: "fleet"},
+		Spec: rolloutv1.RolloutStrategySpec{Stages: []rolloutv1.Stage{{Name: "all"}}}}
 	some := []clusterv1.Cluster{{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "fleet"}}}
 	gold := &clusterv1.ClusterClass{ObjectMeta: metav1.ObjectMeta{Name: "gold"}}
 	for _, tc := range []struct {
@@ -44,6 +54,13 @@ func TestValidateRollout(t *testing.T) {
 		{"known class", &fakeReads{clusters: some, class: gold}, rollout(map[string]any{"class": "gold"}), nil, ""},
 		{"selects nothing", &fakeReads{}, rollout(map[string]any{"version": "v1.35.0"}), nil, "spec.clusters.selector"},
 		{"spec unchanged on update", &fakeReads{}, rollout(map[string]any{"version": "v1.35.0"}), rollout(map[string]any{"version": "v1.35.0"}), ""},
+		{"a strategy", &fakeReads{clusters: some, strategy: standard}, byStrategy("standard"), nil, ""},
+		{"an unknown strategy", &fakeReads{clusters: some, strategy: standard}, byStrategy("fast"), nil, "spec.strategyRef.name"},
+		{"stages beside a strategy", &fakeReads{clusters: some, strategy: standard}, func() map[string]any {
+			r := byStrategy("standard")
+			r["spec"].(map[string]any)["stages"] = []any{map[string]any{"name": "all"}}
+			return r
+		}(), nil, "spec.stages"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			op := admissionv1.Create
@@ -59,5 +76,25 @@ func TestValidateRollout(t *testing.T) {
 			assert.False(t, resp.Allowed)
 			assert.Contains(t, resp.Result.Message, tc.field)
 		})
+	}
+}
+
+// TestValidateRolloutStrategy: a RolloutStrategy is checked as a Rollout's own stages and windows.
+func TestValidateRolloutStrategy(t *testing.T) {
+	strategy := func(stages []any, windows ...any) map[string]any {
+		return map[string]any{"apiVersion": "topoflow.dev/v1alpha1", "kind": "RolloutStrategy",
+			"metadata": map[string]any{"name": "s", "namespace": "fleet"},
+			"spec":     map[string]any{"stages": stages, "maintenanceWindows": windows}}
+	}
+	ok := call(t, &Server{}, PathValidateRolloutStrategy, admissionv1.Create, strategy([]any{map[string]any{"name": "canary", "count": 1}, map[string]any{"name": "rest"}}, "Sat 02:00-06:00 UTC"), nil)
+	assert.True(t, ok.Allowed, "%v", ok.Result)
+	for field, obj := range map[string]map[string]any{
+		"spec.stages":                strategy(nil),
+		"spec.stages[0]":             strategy([]any{map[string]any{"name": "all"}, map[string]any{"name": "rest"}}),
+		"spec.maintenanceWindows[0]": strategy([]any{map[string]any{"name": "all"}}, "Sat"),
+	} {
+		resp := call(t, &Server{}, PathValidateRolloutStrategy, admissionv1.Update, obj, obj)
+		assert.False(t, resp.Allowed, field)
+		assert.Contains(t, resp.Result.Message, field)
 	}
 }

@@ -91,6 +91,16 @@ func TestValidate(t *testing.T) {
 		{"zero deadline", func(r *rolloutv1.Rollout) { r.Spec.Stages[1].ProgressDeadline = &metav1.Duration{} }, "spec.stages[1].progressDeadline"},
 		{"impossible window", func(r *rolloutv1.Rollout) { r.Spec.MaintenanceWindows = []string{"Sat 02:00-06:00 Mars/Olympus"} }, "spec.maintenanceWindows[0]"},
 		{"negative budget", func(r *rolloutv1.Rollout) { r.Spec.FailureBudget = -1 }, "spec.failureBudget"},
+		{"stages beside a strategy", func(r *rolloutv1.Rollout) {
+			r.Spec.StrategyRef, r.Spec.MaintenanceWindows = &rolloutv1.StrategyReference{Name: "standard"}, nil
+		}, "spec.stages"},
+		{"windows beside a strategy", func(r *rolloutv1.Rollout) {
+			r.Spec.StrategyRef, r.Spec.Stages = &rolloutv1.StrategyReference{Name: "standard"}, nil
+		},
+			"spec.maintenanceWindows"},
+		{"a strategy without a name", func(r *rolloutv1.Rollout) {
+			r.Spec.StrategyRef, r.Spec.Stages, r.Spec.MaintenanceWindows = &rolloutv1.StrategyReference{}, nil, nil
+		}, "spec.strategyRef.name"},
 	}
 	for _, tt := range tests {
 		r := good()
@@ -103,6 +113,29 @@ func TestValidate(t *testing.T) {
 		if !found {
 			t.Errorf("%s: errors %v, want one naming %s", tt.name, errs, tt.field)
 		}
+	}
+}
+
+// TestStrategy: a Rollout naming a RolloutStrategy carries no stages of its own; the strategy is
+// checked like a Rollout's own, and Resolve gives the Rollout its stages, budget and windows.
+func TestStrategy(t *testing.T) {
+	r := &rolloutv1.Rollout{Spec: rolloutv1.RolloutSpec{Change: version("v1.35.0"), StrategyRef: &rolloutv1.StrategyReference{Name: "standard"}}}
+	if errs := Validate(r); len(errs) > 0 {
+		t.Fatalf("a Rollout naming a strategy refused: %v", errs)
+	}
+	st := &rolloutv1.RolloutStrategy{Spec: rolloutv1.RolloutStrategySpec{Stages: []rolloutv1.Stage{{Name: "canary", Count: ptr[int32](1)}, {Name: "rest"}},
+		FailureBudget: 2, MaintenanceWindows: []string{"Sat 02:00-06:00 UTC"}}}
+	if errs := ValidateStrategy(st); len(errs) > 0 {
+		t.Fatalf("a good strategy refused: %v", errs)
+	}
+	got := Resolve(r.Spec, &st.Spec)
+	if len(got.Stages) != 2 || got.FailureBudget != 2 || len(got.MaintenanceWindows) != 1 || got.Change.Version != "v1.35.0" || got.StrategyRef.Name != "standard" {
+		t.Errorf("resolved %+v", got)
+	}
+	st.Spec.Stages[0].Name, st.Spec.MaintenanceWindows = "rest", []string{"Sat"}
+	errs := ValidateStrategy(st)
+	if len(errs) != 2 || errs[0].Field != "spec.stages[1].name" || errs[1].Field != "spec.maintenanceWindows[0]" {
+		t.Errorf("a strategy with a duplicate stage and a bad window: %v", errs)
 	}
 }
 

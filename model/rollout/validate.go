@@ -13,30 +13,73 @@ import (
 )
 
 // Validate checks what a Rollout alone decides (admission refuses it, naming the field); what
-// depends on the Clusters is checked when the rollout starts (Check).
+// depends on the Clusters is checked when the rollout starts (Check). A Rollout either carries
+// its stages, failure budget and windows or names a RolloutStrategy for them (Resolve).
 func Validate(r *rolloutv1.Rollout) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs := selector(&r.Spec.Clusters.Selector, spec.Child("clusters", "selector"))
 	errs = append(errs, change(r.Spec.Change, spec.Child("change"))...)
-	if len(r.Spec.Stages) == 0 {
-		errs = append(errs, field.Required(spec.Child("stages"), "at least one stage"))
+	if r.Spec.StrategyRef == nil {
+		return append(errs, shape(r.Spec.Stages, r.Spec.FailureBudget, r.Spec.MaintenanceWindows, spec)...)
+	}
+	if r.Spec.StrategyRef.Name == "" {
+		errs = append(errs, field.Required(spec.Child("strategyRef", "name"), "the RolloutStrategy's name"))
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"stages", len(r.Spec.Stages) > 0}, {"failureBudget", r.Spec.FailureBudget != 0}, {"maintenanceWindows", len(r.Spec.MaintenanceWindows) > 0}} {
+		if f.set {
+			errs = append(errs, field.Forbidden(spec.Child(f.name), "set by the RolloutStrategy "+r.Spec.StrategyRef.Name+" (spec.strategyRef); set one or the other"))
+		}
+	}
+	return errs
+}
+
+// ValidateStrategy checks a RolloutStrategy as Validate checks a Rollout's own stages, failure
+// budget and windows.
+func ValidateStrategy(s *rolloutv1.RolloutStrategy) field.ErrorList {
+	return shape(s.Spec.Stages, s.Spec.FailureBudget, s.Spec.MaintenanceWindows, field.NewPath("spec"))
+}
+
+// Resolved is a Rollout's spec with its RolloutStrategy's stages, failure budget and windows
+// (Resolve), or why it cannot have them (Invalid: the strategy is missing or invalid).
+type Resolved struct {
+	Spec    rolloutv1.RolloutSpec `json:"spec"`
+	Invalid string                `json:"invalid,omitempty"`
+}
+
+// Resolve is a Rollout's spec with its strategy's stages, failure budget and windows (strategy nil:
+// the spec as it is).
+func Resolve(spec rolloutv1.RolloutSpec, strategy *rolloutv1.RolloutStrategySpec) rolloutv1.RolloutSpec {
+	if strategy != nil {
+		spec.Stages, spec.FailureBudget, spec.MaintenanceWindows = strategy.Stages, strategy.FailureBudget, strategy.MaintenanceWindows
+	}
+	return spec
+}
+
+// shape checks the stages, failure budget and maintenance windows under spec.
+func shape(stages []rolloutv1.Stage, failureBudget int32, windows []string, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(stages) == 0 {
+		errs = append(errs, field.Required(spec.Child("stages"), "at least one stage (or spec.strategyRef)"))
 	}
 	names := map[string]bool{}
-	for i, s := range r.Spec.Stages {
+	for i, s := range stages {
 		p := spec.Child("stages").Index(i)
 		if names[s.Name] {
 			errs = append(errs, field.Duplicate(p.Child("name"), s.Name))
 		}
 		names[s.Name] = true
 		errs = append(errs, stage(s, p)...)
-		if takesAll(s) && i < len(r.Spec.Stages)-1 {
+		if takesAll(s) && i < len(stages)-1 {
 			errs = append(errs, field.Invalid(p, s.Name, "takes every remaining Cluster (no selector, count or percent), so the stages after it would be empty; only the last stage may"))
 		}
 	}
-	if r.Spec.FailureBudget < 0 {
-		errs = append(errs, field.Invalid(spec.Child("failureBudget"), r.Spec.FailureBudget, "must not be negative"))
+	if failureBudget < 0 {
+		errs = append(errs, field.Invalid(spec.Child("failureBudget"), failureBudget, "must not be negative"))
 	}
-	for i, w := range r.Spec.MaintenanceWindows {
+	for i, w := range windows {
 		if _, err := ParseWindow(w); err != nil {
 			errs = append(errs, field.Invalid(spec.Child("maintenanceWindows").Index(i), w, err.Error()))
 		}

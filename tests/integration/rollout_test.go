@@ -383,3 +383,53 @@ func TestRolloutPauseAcrossWorkerKill(t *testing.T) {
 		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
 	}
 }
+
+// TestRolloutByStrategy: a Rollout naming a RolloutStrategy runs the strategy's stages; with
+// topoflow's webhooks registered, a Rollout naming a strategy that does not exist, and a strategy
+// with an unreadable window, are refused naming the field.
+func TestRolloutByStrategy(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second}})
+	e.serveAdmission()
+	e.applyFile(classFile)
+	e.readyClusters([]string{"c0", "c1", "c2"}, nil)
+	strategy := func(windows ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "topoflow.dev/v1alpha1", "kind": "RolloutStrategy",
+			"metadata": map[string]any{"name": "standard", "namespace": e.ns},
+			"spec": map[string]any{"stages": []any{
+				map[string]any{"name": "first", "count": int64(1)},
+				map[string]any{"name": "others", "maxConcurrent": int64(2)},
+			}, "maintenanceWindows": windows}}}
+	}
+	byStrategy := map[string]any{"clusters": map[string]any{"selector": map[string]any{}},
+		"change": map[string]any{"version": "v1.31.3"}, "strategyRef": map[string]any{"name": "standard"}}
+	create := func(u *unstructured.Unstructured, gvr schema.GroupVersionResource) error {
+		_, err := kc.Dynamic.Resource(gvr).Namespace(e.ns).Create(e.ctx, u, metav1.CreateOptions{})
+		return err
+	}
+	rolloutObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "topoflow.dev/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "r", "namespace": e.ns}, "spec": byStrategy}}
+	var err error
+	e.eventually(20*time.Second, "a Rollout naming a missing strategy refused", func() (bool, string) {
+		err = create(rolloutObj.DeepCopy(), kube.Rollouts)
+		return err != nil, fmt.Sprint(err)
+	})
+	assert.ErrorContains(t, err, "spec.strategyRef.name")
+	assert.ErrorContains(t, create(strategy("Sat 02:00"), kube.RolloutStrategies), "spec.maintenanceWindows[0]")
+
+	require.NoError(t, create(strategy("* 00:00-00:00 UTC"), kube.RolloutStrategies))
+	require.NoError(t, create(rolloutObj.DeepCopy(), kube.Rollouts))
+	e.eventually(3*time.Minute, "the rollout completed", func() (bool, string) {
+		st := e.rolloutStatus("r")
+		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s %+v", st.Phase, st.Counts)
+	})
+	st := e.rolloutStatus("r")
+	stages := map[string]int{}
+	for _, c := range st.Clusters {
+		stages[c.Stage]++
+	}
+	assert.Equal(t, map[string]int{"first": 1, "others": 2}, stages, "the strategy's stages took the Clusters")
+	for _, name := range []string{"c0", "c1", "c2"} {
+		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
+	}
+}

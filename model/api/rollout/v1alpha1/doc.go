@@ -1,5 +1,6 @@
 // Package v1alpha1 holds topoflow's own API, group topoflow.dev: the Rollout, which moves many
-// Clusters to a new version, class or topology values in ordered stages. Cluster API has nothing
+// Clusters to a new version, class or topology values in ordered stages, and the RolloutStrategy,
+// a shape of stages several Rollouts can share. Cluster API has nothing
 // above one Cluster; these types are topoflow's and follow Kubernetes API conventions.
 //
 // +kubebuilder:object:generate=true
@@ -17,7 +18,7 @@ var GroupVersion = schema.GroupVersion{Group: "topoflow.dev", Version: "v1alpha1
 
 // AddToScheme registers this package's types with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Rollout{}, &RolloutList{})
+	s.AddKnownTypes(GroupVersion, &Rollout{}, &RolloutList{}, &RolloutStrategy{}, &RolloutStrategyList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -12,12 +12,19 @@ type RolloutSpec struct {
 	Clusters ClusterSelection `json:"clusters"`
 	// Change is what the rollout writes to each selected Cluster's spec.topology.
 	Change Change `json:"change"`
-	// Stages run in order; each takes its Clusters from those no earlier stage took.
+	// StrategyRef names a RolloutStrategy of the Rollout's namespace that gives the stages,
+	// failure budget and maintenance windows; the Rollout then sets none of them. The strategy is
+	// read when the rollout starts: a later edit of it moves only Rollouts started after.
+	// +optional
+	StrategyRef *StrategyReference `json:"strategyRef,omitempty"`
+	// Stages run in order; each takes its Clusters from those no earlier stage took. Required
+	// unless strategyRef is set.
+	// +optional
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=map
 	// +listMapKey=name
-	Stages []Stage `json:"stages"`
+	Stages []Stage `json:"stages,omitempty"`
 	// FailureBudget is how many Clusters may fail before the rollout halts (0, the default: the
 	// first failure halts it). A Cluster fails when admission refuses its change, when it is not
 	// done within its stage's progress deadline, or when another field manager changes what the
@@ -34,6 +41,53 @@ type RolloutSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	MaintenanceWindows []string `json:"maintenanceWindows,omitempty"`
+}
+
+// StrategyReference names a RolloutStrategy in the Rollout's namespace.
+type StrategyReference struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// RolloutStrategySpec is how Clusters move, shared by the Rollouts that name it: the fields a
+// Rollout would otherwise carry itself, with the same meaning.
+type RolloutStrategySpec struct {
+	// Stages run in order; each takes its Clusters from those no earlier stage took.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	Stages []Stage `json:"stages"`
+	// FailureBudget is how many Clusters may fail before a rollout halts (see the Rollout's).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	FailureBudget int32 `json:"failureBudget,omitempty"`
+	// MaintenanceWindows are the weekly windows in which a Cluster's change may start (see the
+	// Rollout's).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	MaintenanceWindows []string `json:"maintenanceWindows,omitempty"`
+}
+
+// RolloutStrategy is a reusable rollout shape (stages, failure budget, maintenance windows) that
+// Rollouts of its namespace name in spec.strategyRef.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=rolloutstrategies,scope=Namespaced,categories=topoflow
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type RolloutStrategy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec RolloutStrategySpec `json:"spec"`
+}
+
+// RolloutStrategyList is a list of RolloutStrategies.
+// +kubebuilder:object:root=true
+type RolloutStrategyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RolloutStrategy `json:"items"`
 }
 
 // ClusterSelection picks Clusters by label, in one or more namespaces.
