@@ -255,6 +255,9 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 	for _, name := range names[1:] {
 		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
 	}
+	// The status says Completed a moment before the workflow has closed: wait for that, then a
+	// control is refused because the workflow has ended.
+	require.NoError(t, tc.GetWorkflow(e.ctx, workflows.RolloutWorkflowID(e.ns, "r"), "").Get(e.ctx, nil))
 	require.ErrorContains(t, control(rollout.Control{Action: "abort"}), "completed", "a finished rollout takes no controls (its workflow has ended)")
 }
 
