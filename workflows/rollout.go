@@ -152,8 +152,10 @@ func (r *rolloutRun) act(ctx workflow.Context, summary string, fn, in, out any) 
 	}), fn, in).Get(ctx, out)
 }
 
-// start reads the Rollout and freezes its selection; stop: the workflow has nothing to do.
+// start reads the Rollout and freezes its selection; stop: the workflow has nothing to do. While
+// it cannot start, the status says why, and an Event does each time the reason changes.
 func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
+	lastWhy := ""
 	for {
 		var ro activities.RolloutRead
 		if err := r.act(ctx, "read the Rollout", acts.ReadRollout, r.in.Rollout, &ro); err != nil {
@@ -176,8 +178,12 @@ func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
 			workflow.GetLogger(ctx).Info("rollout started", "clusters", len(st.Clusters), "stages", len(st.Spec.Stages))
 			return false, nil
 		}
+		var events []rollout.Event
+		if why != lastWhy {
+			events, lastWhy = []rollout.Event{rollout.NotStartedEvent(why)}, why
+		}
 		if err := r.act(ctx, "report why the rollout cannot start", acts.SetRolloutStatus,
-			activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: rollout.NotStarted(ro.Generation, why)}, nil); err != nil {
+			activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: rollout.NotStarted(ro.Generation, why), Events: events}, nil); err != nil {
 			return true, err
 		}
 		// Re-check when the Rollout changes, or after a while (the other Rollout may end).
@@ -202,7 +208,7 @@ func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutR
 	case err != nil:
 		return nil, err.Error(), nil
 	case sel.BlockedBy != "":
-		return nil, "waiting for " + sel.BlockedBy + " to end", nil
+		return nil, rollout.WaitingFor + sel.BlockedBy + " to end", nil
 	case len(sel.Refused) > 0:
 		return nil, "admission would refuse the change for " + strings.Join(sel.Refused, "; "), nil
 	case len(sel.Candidates) == 0:

@@ -496,3 +496,14 @@ func TestApprovalBeforeTheFirstStage(t *testing.T) {
 		t.Fatalf("after the approval: phase %s, %d written", f.s.Phase(), len(f.started))
 	}
 }
+
+// TestNotStartedEvent: waiting for an older Rollout is told as Normal, any other reason not to
+// start as a Warning.
+func TestNotStartedEvent(t *testing.T) {
+	if e := NotStartedEvent(WaitingFor + "Rollout a/older to end"); e.Warning || e.Reason != "Waiting" {
+		t.Errorf("waiting: %+v", e)
+	}
+	if e := NotStartedEvent("admission would refuse the change for a/x: no"); !e.Warning || e.Reason != "NotStarted" {
+		t.Errorf("refused: %+v", e)
+	}
+}

@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,4 +187,16 @@ func specMessage(latest, running int64) string {
 func NotStarted(generation int64, why string) rolloutv1.RolloutStatus {
 	return rolloutv1.RolloutStatus{ObservedGeneration: generation, Phase: PhasePending, Conditions: []metav1.Condition{{
 		Type: "Progressing", Status: metav1.ConditionFalse, Reason: "NotStarted", Message: why, ObservedGeneration: generation}}}
+}
+
+// WaitingFor begins the reason a Rollout waits for an older one over the same Clusters.
+const WaitingFor = "waiting for "
+
+// NotStartedEvent tells that a Rollout cannot start, and why: a Warning unless it only waits for
+// an older Rollout over the same Clusters.
+func NotStartedEvent(why string) Event {
+	if strings.HasPrefix(why, WaitingFor) {
+		return Event{Reason: "Waiting", Message: why}
+	}
+	return Event{Warning: true, Reason: "NotStarted", Message: why}
 }

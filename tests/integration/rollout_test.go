@@ -69,6 +69,30 @@ func (e *env) rolloutStatus(name string) rolloutv1.RolloutStatus {
 	return ro.Status
 }
 
+// waitRolloutEvent waits for an Event of the type and reason on the Rollout whose message
+// contains the text.
+func (e *env) waitRolloutEvent(name, typ, reason, text string) {
+	e.t.Helper()
+	e.eventually(30*time.Second, fmt.Sprintf("a %s Event %s on Rollout %s", typ, reason, name), func() (bool, string) {
+		evs, err := kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(e.ns).List(e.ctx,
+			metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout,involvedObject.name=" + name})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, ev := range evs.Items {
+			r, _, _ := unstructured.NestedString(ev.Object, "reason")
+			t, _, _ := unstructured.NestedString(ev.Object, "type")
+			msg, _, _ := unstructured.NestedString(ev.Object, "message")
+			if r == reason && t == typ && strings.Contains(msg, text) {
+				return true, ""
+			}
+			seen = append(seen, t+" "+r+": "+msg)
+		}
+		return false, fmt.Sprint(seen)
+	})
+}
+
 // rolloutControl sends a control as `starter rollout` does: an Update, validated by the workflow.
 func (e *env) rolloutControl(name string, c rollout.Control) error {
 	c.By = "test"
@@ -222,22 +246,7 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 	assert.Equal(t, int32(1), st.Counts.Failed)
 	assert.Contains(t, st.Clusters[0].Message, "another field manager")
 	assert.Equal(t, "v1.31.4", e.cluster("c0").Spec.Topology.Version, "the hand change is not fought")
-	e.eventually(30*time.Second, "the failure recorded as a Warning Event on the Rollout", func() (bool, string) {
-		evs, err := kc.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout"})
-		if err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, ev := range evs.Items {
-			reason, _, _ := unstructured.NestedString(ev.Object, "reason")
-			typ, _, _ := unstructured.NestedString(ev.Object, "type")
-			if reason == "ClusterFailed" && typ == "Warning" {
-				return true, ""
-			}
-			seen = append(seen, reason)
-		}
-		return false, fmt.Sprint(seen)
-	})
+	e.waitRolloutEvent("r", "Warning", "ClusterFailed", "")
 	for _, name := range names[1:] {
 		assert.Equal(t, "v1.31.2", e.cluster(name).Spec.Topology.Version, "%s not started past the failure budget", name)
 	}
@@ -333,6 +342,7 @@ func TestRolloutConflictYoungerWaits(t *testing.T) {
 		return false, fmt.Sprintf("%s %+v", st.Phase, st.Conditions)
 	})
 	require.Equal(t, "v1.31.2", e.cluster("demo").Spec.Topology.Version)
+	e.waitRolloutEvent("younger", "Normal", "Waiting", "Rollout "+e.ns+"/older")
 
 	_, err := kc.Dynamic.Resource(kube.Rollouts).Namespace(e.ns).Patch(e.ctx, "older", types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+rollout.AbortAnnotation+`":"true"}}}`), metav1.PatchOptions{})
