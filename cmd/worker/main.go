@@ -62,7 +62,7 @@ func newCmd() *cobra.Command {
 	fl.IntVar(&o.conc.Activities, "max-concurrent-activities", 0, "activities this worker runs at once (0: the Temporal SDK's default, 1000); each holds API server requests within --kube-api-qps")
 	fl.IntVar(&o.conc.Steps, "max-concurrent-steps", workflows.DefaultConcurrentSteps, "pass steps (reads, decisions and applies, run as local activities) this worker runs at once; each holds the objects it read until its requests are sent")
 	fl.IntVar(&o.conc.WorkflowTasks, "max-concurrent-workflow-tasks", 0, "workflow tasks this worker runs at once (0: the SDK's default, 1000)")
-	fl.IntVar(&o.conc.Pollers, "task-pollers", 0, "polls for workflow tasks, and for activity tasks, this worker keeps open (0: scaled with the task queue's backlog, 1 to 100)")
+	fl.IntVar(&o.conc.Pollers, "task-pollers", workflows.DefaultPollers, "polls for workflow tasks, and for activity tasks, this worker keeps open (0: scaled by the SDK with the task queue's backlog, 1 to 100)")
 	fl.StringVar(&o.clusterController, "cluster-controller", "auto", "the Cluster controller role (Cluster phase, readiness, endpoint, owner references): auto (on unless Cluster API core is installed: its Clusters CRD has the label cluster.x-k8s.io/provider=cluster-api), true or false")
 	fl.StringVar(&o.extCert, "runtime-extension-client-cert-file", "", "PEM client certificate presented to Runtime Extensions that require one (mutual TLS, as Cluster API's flag); re-read when the file changes; with --runtime-extension-client-key-file")
 	fl.StringVar(&o.extKey, "runtime-extension-client-key-file", "", "PEM key of --runtime-extension-client-cert-file")
