@@ -56,8 +56,10 @@ type fakeWorld struct {
 	upgrade *upgradeSim
 	// ledgers records the ledger each pass was given.
 	ledgers []upgrade.Ledger
-	// hookCalls records every hook call.
-	hookCalls []activities.HookCall
+	// hookCalls records every hook call, and statusesAtHook how many statuses were written before
+	// each.
+	hookCalls      []activities.HookCall
+	statusesAtHook []int
 	// skip is what every pass reports as the hooks that pass without a call.
 	skip []string
 	// okToDelete: the deleting Cluster carries the ok-to-delete annotation.
@@ -72,12 +74,18 @@ type fakeWorld struct {
 type upgradeSim struct {
 	in       upgrade.Input
 	finishes bool
+	// rolls is how many later passes see a rollout in progress before it finishes (0: it has
+	// finished by the next pass); rolled counts them.
+	rolls, rolled int
 }
 
 // decide runs the real decision on the simulated state with the ledger a pass carries, moves
-// what it allows, and says what the pass reports.
-func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
-	if s.finishes {
+// what it allows, and says what the pass reports (with the pools rolling out).
+func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due, []string) {
+	if s.finishes && s.rolled < s.rolls {
+		s.rolled++
+	} else if s.finishes {
+		s.rolled = 0
 		s.in.ControlPlane.StatusVersion, s.in.ControlPlane.Stable = s.in.ControlPlane.SpecVersion, true
 		for i := range s.in.Pools {
 			s.in.Pools[i].RollingOut = false
@@ -99,7 +107,7 @@ func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
 			p.Version, p.RollingOut, s.finishes = res.Pools[p.Key()], true, true
 		}
 	}
-	return summary, due
+	return summary, due, res.RollingOut
 }
 
 // upgradeTo is a Cluster at v1.31.2 with one pool, asked for target along the class's versions.
@@ -153,7 +161,7 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
-		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
+		res.Upgrade, res.Owed, res.RollingOut = w.upgrade.decide(in.Ledger)
 	}
 	return res, nil
 }
@@ -231,6 +239,7 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 		defer w.mu.Unlock()
 		w.calls = append(w.calls, "hook "+in.Hook)
 		w.hookCalls = append(w.hookCalls, in)
+		w.statusesAtHook = append(w.statusesAtHook, len(w.statuses))
 		if w.hookTimes == nil {
 			w.hookTimes = map[string][]time.Time{}
 		}
@@ -612,6 +621,7 @@ func hookSeq(calls []activities.HookCall) []string {
 // annotation follow; the Cluster's workflow takes the upgrade's hook log back.
 func TestUpgradeHookSequence(t *testing.T) {
 	w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1")}
+	w.upgrade.rolls = 1 // each rollout is seen in progress by one pass
 	env := newEnv(t, w)
 	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 3*time.Hour)
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
@@ -646,6 +656,18 @@ func TestUpgradeHookSequence(t *testing.T) {
 	assert.True(t, strings.HasPrefix(log[7], "AfterClusterUpgrade(v1.33.1): passed"), log[7])
 	assert.Nil(t, queryState(t, env).Upgrade, "no upgrade in progress any more")
 	assert.Equal(t, "v1.31.2 -> v1.33.1: completed", queryState(t, env).LastUpgrade)
+
+	// TopologyReconciled is never True between BeforeClusterUpgrade and AfterClusterUpgrade, also
+	// while the pools roll out with every version at the target (Cluster API: ClusterUpgrading).
+	from, to := w.statusesAtHook[0], w.statusesAtHook[len(w.statusesAtHook)-1]
+	rolling := false
+	for _, st := range w.statuses[from:to] {
+		cond := topologyCondition(st)
+		assert.False(t, cond.Status, "TopologyReconciled True mid-upgrade: %s", cond.Message)
+		rolling = rolling || strings.Contains(cond.Message, "Worker pools upgrading: md-0")
+	}
+	assert.True(t, rolling, "a status said the pool rolls out")
+	assert.True(t, topologyCondition(w.lastStatus()).Status, "reconciled after the upgrade")
 }
 
 // TestUpgradeSuperseded: a new target set while BeforeClusterUpgrade blocks the first ends the

@@ -101,7 +101,16 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	stacktest.WaitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
 		return len(ext.Calls(t, hooksv1.BeforeClusterDelete)) > 0, "no call yet"
 	})
-	time.Sleep(3 * time.Second) // Cluster API core's Cluster controller has long reacted by now
+	// A fact, not a wait: Cluster API core's Cluster controller has reconciled the deletion (it
+	// writes phase Deleting, in the same reconcile that tries to delete the children).
+	stacktest.WaitFor(t, time.Minute, "Cluster API core saw the deletion", func() (bool, string) {
+		c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, "mem", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		return phase == "Deleting", "phase " + phase
+	})
 	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments} {
 		l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
