@@ -640,8 +640,8 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 // nothing) is desired's rule. The Cluster controller role then makes the Cluster the owner of the
 // pools written. Each pool's objects go in order; the pools, which refer to nothing of each
 // other, are written side by side (poolWriters at once), so a create of several pools takes the
-// time of the largest rather than their sum (a fleet's create passes otherwise outran their budget
-// in the workflow task). res lists what was applied in pool order, as one by one would.
+// time of the largest rather than their sum. res lists what was applied in pool order, as one by
+// one would.
 func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired.State, res *ApplyResult) error {
 	type pool struct {
 		objs []*unstructured.Unstructured
