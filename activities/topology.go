@@ -75,10 +75,9 @@ type ApplyResult struct {
 	Deleted         []string `json:"deleted,omitempty"`
 	// PendingCreate are the pools not created yet (an existing control plane is not stable).
 	PendingCreate []string `json:"pendingCreate,omitempty"`
-	// Upgrade is set while an upgrade is in progress (a part's version is not yet the target).
+	// Upgrade is set while an upgrade is in progress: a part's version is not yet the target, or
+	// its pools still roll out to it (upgrade.Ledger.Finishing).
 	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
-	// RollingOut names the pools whose machines are being replaced now, for any reason.
-	RollingOut []string `json:"rollingOut,omitempty"`
 	// Owed is the upgrade hook the decision waits for (upgrade.Ledger.Owed), nil for none.
 	Owed *upgrade.Due `json:"owed,omitempty"`
 	// Provisioning is what the providers report, read after the applies (nil when it could not
@@ -159,7 +158,6 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 	res := &ApplyResult{
 		ExternalPatches:   l.extensionCalls,
 		Upgrade:           upgradeSummary(l, dec),
-		RollingOut:        dec.Result.RollingOut,
 		Owed:              dec.Owed,
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,

@@ -75,5 +75,5 @@ func stepVersions(steps []hooksv1.UpgradeStepInfo) []string {
 // upgradeSummary says where an upgrade stands after a pass's decision; nil when no upgrade is in
 // progress.
 func upgradeSummary(l *loaded, dec *topology.Decision) *UpgradeSummary {
-	return upgrade.Summarize(dec.Upgrade, dec.Result, dec.HeldBy, dec.HeldVersion, l.class.Spec.UpgradePlanExtension())
+	return upgrade.Summarize(dec.Upgrade, dec.Result, dec.HeldBy, dec.HeldVersion, l.class.Spec.UpgradePlanExtension(), dec.Finishing)
 }

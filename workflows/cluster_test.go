@@ -80,8 +80,8 @@ type upgradeSim struct {
 }
 
 // decide runs the real decision on the simulated state with the ledger a pass carries, moves
-// what it allows, and says what the pass reports (with the pools rolling out).
-func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due, []string) {
+// what it allows, and says what the pass reports.
+func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
 	if s.finishes && s.rolled < s.rolls {
 		s.rolled++
 	} else if s.finishes {
@@ -98,7 +98,7 @@ func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due, [
 	}
 	held, v := l.Hold(s.in, res)
 	due := l.Owed(s.in, res, held, v)
-	summary := upgrade.Summarize(s.in, res, held, v, "")
+	summary := upgrade.Summarize(s.in, res, held, v, "", l.Finishing(s.in.Target, res))
 	if cp := &s.in.ControlPlane; res.ControlPlane != cp.SpecVersion {
 		cp.SpecVersion, cp.Stable, s.finishes = res.ControlPlane, false, true
 	}
@@ -107,7 +107,7 @@ func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due, [
 			p.Version, p.RollingOut, s.finishes = res.Pools[p.Key()], true, true
 		}
 	}
-	return summary, due, res.RollingOut
+	return summary, due
 }
 
 // upgradeTo is a Cluster at v1.31.2 with one pool, asked for target along the class's versions.
@@ -161,7 +161,7 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
-		res.Upgrade, res.Owed, res.RollingOut = w.upgrade.decide(in.Ledger)
+		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
 	}
 	return res, nil
 }

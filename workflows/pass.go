@@ -265,11 +265,6 @@ func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, p
 		r.writeStatus(ctx, res.Generation, prov, cond)
 		r.setStep(ctx, "upgrade to "+res.Upgrade.Target, strings.ReplaceAll(cond.Message, "\n  * ", "; "))
 		return waiting
-	case r.upgrade != nil && r.ledger.Completed != r.upgrade.To && len(res.RollingOut) > 0:
-		cond := status.Finishing(r.upgrade.To, res.RollingOut)
-		r.writeStatus(ctx, res.Generation, prov, cond)
-		r.setStep(ctx, "upgrade to "+r.upgrade.To, "pools rolling out: "+strings.Join(res.RollingOut, ", "))
-		return waiting
 	case len(res.PendingCreate) > 0:
 		cond := status.CreatePending(res.PendingCreate)
 		r.writeStatus(ctx, res.Generation, prov, cond)

@@ -121,16 +121,6 @@ func Upgrading(u *upgrade.Summary) Condition {
 	return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, strings.Join(lines, "\n"))
 }
 
-// Finishing is the topology condition of an upgrade whose parts all name the target while pools
-// still roll out to it (their after-upgrade hooks come once they are through). Cluster API reports
-// the Cluster as upgrading until then (reconcileTopologyReconciledCondition: ClusterUpgrading
-// while MachineDeployments are upgrading), so TopologyReconciled is not True before
-// AfterClusterUpgrade.
-func Finishing(target string, rollingOut []string) Condition {
-	return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo,
-		"Cluster is upgrading to "+target+"\n  * Worker pools upgrading: "+strings.Join(rollingOut, ", "))
-}
-
 // TearingDown is the topology condition while a teardown step waits for its objects to go.
 func TearingDown(step string, remaining []string) Condition {
 	return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo,

@@ -39,6 +39,9 @@ type Decision struct {
 	HeldBy, HeldVersion string
 	// Owed is the upgrade hook the Cluster waits for now (upgrade.Ledger.Owed), nil for none.
 	Owed *upgrade.Due
+	// Finishing: every version is at the target while pools still roll out to it
+	// (upgrade.Ledger.Finishing).
+	Finishing bool
 	// Deletes are what the pass deletes once the parts that replace them were applied.
 	Deletes Deletes
 }
@@ -81,7 +84,7 @@ func Decide(in Input) (*Decision, error) {
 		return nil, err
 	}
 	return &Decision{State: state, Upgrade: ui, Result: res, HeldBy: heldBy, HeldVersion: heldVersion,
-		Owed: in.Ledger.Owed(ui, res, heldBy, heldVersion), Deletes: dels}, nil
+		Owed: in.Ledger.Owed(ui, res, heldBy, heldVersion), Finishing: in.Ledger.Finishing(ui.Target, res), Deletes: dels}, nil
 }
 
 // markPending marks what Cluster API's topology controller does not write in this pass

@@ -139,6 +139,14 @@ func (l *Ledger) Owed(in Input, res *Result, heldBy, heldVersion string) *Due {
 	return nil
 }
 
+// Finishing says whether an upgrade this ledger approved has every version at the target while
+// pools still roll out to it: it is not complete (its after-hooks come once they are through), and
+// Cluster API reports it as upgrading (reconcileTopologyReconciledCondition: ClusterUpgrading while
+// MachineDeployments are upgrading) until AfterClusterUpgrade. A nil ledger approved nothing.
+func (l *Ledger) Finishing(target string, res *Result) bool {
+	return l != nil && l.ApprovedTarget == target && l.Completed != target && !res.InProgress && len(res.RollingOut) > 0
+}
+
 // Record notes that a hook passed.
 func (l *Ledger) Record(d Due) {
 	switch d.Hook {

@@ -135,3 +135,34 @@ func TestEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishing: an approved upgrade with every version at the target is still finishing while
+// its pools roll out, until AfterClusterUpgrade passed; a rollout outside an upgrade is not one.
+func TestFinishing(t *testing.T) {
+	approved := &upgrade.Ledger{ApprovedTarget: "v1.33.1"}
+	rolling := &upgrade.Result{RollingOut: []string{"md-0"}}
+	for _, tt := range []struct {
+		name string
+		l    *upgrade.Ledger
+		res  *upgrade.Result
+		want bool
+	}{
+		{"pools rolling out to the target", approved, rolling, true},
+		{"nothing rolling out", approved, &upgrade.Result{}, false},
+		{"a version still moving", approved, &upgrade.Result{InProgress: true, RollingOut: []string{"md-0"}}, false},
+		{"completed", &upgrade.Ledger{ApprovedTarget: "v1.33.1", Completed: "v1.33.1"}, rolling, false},
+		{"no upgrade approved", &upgrade.Ledger{}, rolling, false},
+		{"no ledger", nil, rolling, false},
+	} {
+		if got := tt.l.Finishing("v1.33.1", tt.res); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	s := upgrade.Summarize(upgrade.Input{Target: "v1.33.1"}, rolling, "", "", "", true)
+	if s == nil || len(s.Upgrading) != 1 || s.Upgrading[0] != "md-0" {
+		t.Errorf("a finishing upgrade's summary: %+v, want md-0 upgrading", s)
+	}
+	if upgrade.Summarize(upgrade.Input{Target: "v1.33.1"}, rolling, "", "", "", false) != nil {
+		t.Error("a rollout outside an upgrade summarized as one")
+	}
+}

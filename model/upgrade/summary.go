@@ -28,9 +28,14 @@ type Summary struct {
 }
 
 // Summarize says where an upgrade stands; nil when none is in progress. plannedBy names the
-// GenerateUpgradePlan handler whose plan in.External is.
-func Summarize(in Input, res *Result, heldBy, heldVersion, plannedBy string) *Summary {
-	if !res.InProgress {
+// GenerateUpgradePlan handler whose plan in.External is. A finishing upgrade (Ledger.Finishing)
+// is still in progress: its pools rolling out are upgrading.
+func Summarize(in Input, res *Result, heldBy, heldVersion, plannedBy string, finishing bool) *Summary {
+	upgrading := res.Upgrading
+	switch {
+	case finishing && len(upgrading) == 0:
+		upgrading = res.RollingOut
+	case !res.InProgress && !finishing:
 		return nil
 	}
 	if in.External == nil {
@@ -39,5 +44,5 @@ func Summarize(in Input, res *Result, heldBy, heldVersion, plannedBy string) *Su
 	return &Summary{Target: in.Target, From: in.ControlPlane.SpecVersion, Reached: in.ControlPlane.StatusVersion,
 		Stable: in.ControlPlane.Stable, HeldBy: heldBy, HeldVersion: heldVersion, ControlPlane: res.ControlPlane,
 		Steps: res.ControlPlaneSteps, WorkerSteps: res.WorkerSteps, PlannedBy: plannedBy,
-		Upgrading: res.Upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting}
+		Upgrading: upgrading, Pending: res.Pending, Deferred: res.Deferred, Held: res.Held, Waiting: res.Waiting}
 }
