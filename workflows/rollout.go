@@ -155,7 +155,7 @@ func (r *rolloutRun) act(ctx workflow.Context, summary string, fn, in, out any) 
 // start reads the Rollout and freezes its selection; stop: the workflow has nothing to do. While
 // it cannot start, the status says why, and an Event does each time the reason changes.
 func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
-	lastWhy := ""
+	var last rollout.NotStarting
 	for {
 		var ro activities.RolloutRead
 		if err := r.act(ctx, "read the Rollout", acts.ReadRollout, r.in.Rollout, &ro); err != nil {
@@ -169,21 +169,21 @@ func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
 		case ro.Ended:
 			return true, nil
 		}
-		st, why, err := r.selectClusters(ctx, ro)
+		st, blocked, err := r.selectClusters(ctx, ro)
 		if err != nil {
 			return true, err
 		}
-		if why == "" {
+		if st != nil {
 			r.state = st
 			workflow.GetLogger(ctx).Info("rollout started", "clusters", len(st.Clusters), "stages", len(st.Spec.Stages))
 			return false, nil
 		}
 		var events []rollout.Event
-		if why != lastWhy {
-			events, lastWhy = []rollout.Event{rollout.NotStartedEvent(why)}, why
+		if blocked != last {
+			events, last = []rollout.Event{blocked.Event()}, blocked
 		}
 		if err := r.act(ctx, "report why the rollout cannot start", acts.SetRolloutStatus,
-			activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: rollout.NotStarted(ro.Generation, why), Events: events}, nil); err != nil {
+			activities.RolloutStatusInput{Rollout: r.in.Rollout, Status: rollout.NotStarted(ro.Generation, blocked.Why), Events: events}, nil); err != nil {
 			return true, err
 		}
 		// Re-check when the Rollout changes, or after a while (the other Rollout may end).
@@ -194,27 +194,27 @@ func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
 // selectClusters freezes the selection, or says why the rollout cannot start: the spec is
 // invalid (admission was bypassed), the stages overlap, the selector matches nothing, admission
 // would refuse the change for some Clusters, or an older Rollout holds some of them.
-func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutRead) (*rollout.State, string, error) {
+func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutRead) (*rollout.State, rollout.NotStarting, error) {
 	var sel activities.SelectResult
 	if err := r.act(ctx, "select the Clusters", acts.SelectClusters,
 		activities.SelectInput{Rollout: r.in.Rollout, Spec: ro.Spec}, &sel); err != nil {
-		return nil, "", err
+		return nil, rollout.NotStarting{}, err
 	}
 	if sel.Invalid != "" {
-		return nil, sel.Invalid, nil
+		return nil, rollout.NotStarting{Why: sel.Invalid}, nil
 	}
 	st, err := rollout.Freeze(sel.Spec, ro.Generation, sel.Candidates)
 	switch {
 	case err != nil:
-		return nil, err.Error(), nil
+		return nil, rollout.NotStarting{Why: err.Error()}, nil
 	case sel.BlockedBy != "":
-		return nil, rollout.WaitingFor + sel.BlockedBy + " to end", nil
+		return nil, rollout.NotStarting{Why: "waiting for " + sel.BlockedBy + " to end", Waiting: true}, nil
 	case len(sel.Refused) > 0:
-		return nil, "admission would refuse the change for " + strings.Join(sel.Refused, "; "), nil
+		return nil, rollout.NotStarting{Why: "admission would refuse the change for " + strings.Join(sel.Refused, "; ")}, nil
 	case len(sel.Candidates) == 0:
-		return nil, "the selector matches no Cluster", nil
+		return nil, rollout.NotStarting{Why: "the selector matches no Cluster"}, nil
 	}
-	return st, "", nil
+	return st, rollout.NotStarting{}, nil
 }
 
 // handleControls accepts operator controls: Updates (validated before they are accepted) and the

@@ -500,10 +500,10 @@ func TestApprovalBeforeTheFirstStage(t *testing.T) {
 // TestNotStartedEvent: waiting for an older Rollout is told as Normal, any other reason not to
 // start as a Warning.
 func TestNotStartedEvent(t *testing.T) {
-	if e := NotStartedEvent(WaitingFor + "Rollout a/older to end"); e.Warning || e.Reason != "Waiting" {
+	if e := (NotStarting{Why: "waiting for Rollout a/older to end", Waiting: true}).Event(); e.Warning || e.Reason != "Waiting" {
 		t.Errorf("waiting: %+v", e)
 	}
-	if e := NotStartedEvent("admission would refuse the change for a/x: no"); !e.Warning || e.Reason != "NotStarted" {
+	if e := (NotStarting{Why: "admission would refuse the change for a/x: no"}).Event(); !e.Warning || e.Reason != "NotStarted" {
 		t.Errorf("refused: %+v", e)
 	}
 }

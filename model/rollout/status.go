@@ -3,7 +3,6 @@ package rollout
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,14 +188,17 @@ func NotStarted(generation int64, why string) rolloutv1.RolloutStatus {
 		Type: "Progressing", Status: metav1.ConditionFalse, Reason: "NotStarted", Message: why, ObservedGeneration: generation}}}
 }
 
-// WaitingFor begins the reason a Rollout waits for an older one over the same Clusters.
-const WaitingFor = "waiting for "
+// NotStarting says why a Rollout cannot start; Waiting when only an older Rollout over the same
+// Clusters holds it.
+type NotStarting struct {
+	Why     string
+	Waiting bool
+}
 
-// NotStartedEvent tells that a Rollout cannot start, and why: a Warning unless it only waits for
-// an older Rollout over the same Clusters.
-func NotStartedEvent(why string) Event {
-	if strings.HasPrefix(why, WaitingFor) {
-		return Event{Reason: "Waiting", Message: why}
+// Event tells it: a Warning unless the Rollout only waits for an older one.
+func (n NotStarting) Event() Event {
+	if n.Waiting {
+		return Event{Reason: "Waiting", Message: n.Why}
 	}
-	return Event{Warning: true, Reason: "NotStarted", Message: why}
+	return Event{Warning: true, Reason: "NotStarted", Message: n.Why}
 }
