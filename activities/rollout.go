@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
@@ -101,7 +102,7 @@ func (a *Activities) setRolloutFinalizers(ctx context.Context, r *rolloutv1.Roll
 // ClustersMatching lists the Clusters of the namespaces (every one when empty) whose labels match,
 // ordered by namespace and name.
 func (a *Activities) ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error) {
-	items, err := a.listMatching(ctx, namespaces, sel)
+	items, err := a.listMatching(ctx, namespaces, sel, a.Kube.List)
 	if err != nil {
 		return nil, err
 	}
@@ -499,9 +500,10 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 	return nil
 }
 
-// clusterKeysMatching lists the keys ("namespace/name") of the Clusters a selection matches.
+// clusterKeysMatching lists the keys ("namespace/name") of the Clusters a selection matches,
+// decoding none.
 func (a *Activities) clusterKeysMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]string, error) {
-	items, err := a.listMatching(ctx, namespaces, sel)
+	items, err := a.listMatching(ctx, namespaces, sel, a.Kube.ListNames)
 	out := make([]string, len(items))
 	for i := range items {
 		out[i] = items[i].GetNamespace() + "/" + items[i].GetName()
@@ -509,9 +511,10 @@ func (a *Activities) clusterKeysMatching(ctx context.Context, namespaces []strin
 	return out, err
 }
 
-// listMatching lists the Clusters a label selector matches in the namespaces (none: all), from
-// the worker's cache.
-func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]unstructured.Unstructured, error) {
+// listMatching lists (with list: kube.Client.List or ListNames) the Clusters a label selector
+// matches in the namespaces (none: all), from the worker's cache.
+func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector,
+	list func(context.Context, schema.GroupVersionResource, string, string) ([]unstructured.Unstructured, error)) ([]unstructured.Unstructured, error) {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, err
@@ -521,7 +524,7 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 	}
 	var out []unstructured.Unstructured
 	for _, ns := range namespaces {
-		items, err := a.Kube.List(ctx, kube.Clusters, ns, s.String())
+		items, err := list(ctx, kube.Clusters, ns, s.String())
 		if err != nil {
 			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
 		}

@@ -373,7 +373,7 @@ func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, na
 
 // list returns the cached objects of a resource in ns matching selector; served is false when
 // the resource is not cached.
-func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, selector k8slabels.Selector) (out []unstructured.Unstructured, served bool, err error) {
+func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, selector k8slabels.Selector, namesOnly bool) (out []unstructured.Unstructured, served bool, err error) {
 	if !cacheable(gvr) {
 		return nil, false, nil
 	}
@@ -402,6 +402,10 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 		if !found || !selector.Matches(k8slabels.Set(cur.labels())) {
 			continue
 		}
+		if namesOnly {
+			out = append(out, nameOnly(p.meta.Namespace, p.meta.Name))
+			continue
+		}
 		u, err := cur.fresh()
 		if err != nil {
 			return nil, false, nil // an undecodable copy: list from the API server
@@ -423,6 +427,14 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 	}
 	c.mu.Unlock()
 	return append(out, extra...), true, nil
+}
+
+// nameOnly is an object with only its namespace and name (a names-only list).
+func nameOnly(ns, name string) unstructured.Unstructured {
+	var u unstructured.Unstructured
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
 }
 
 // Get reads one object of a known resource through the cache when there is one, falling back
@@ -457,12 +469,22 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 // List lists the objects of a resource in ns (all namespaces when empty) matching a label
 // selector, through the cache when the worker has one.
 func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, error) {
+	return c.list(ctx, gvr, ns, selector, false)
+}
+
+// ListNames is List with only each object's namespace and name: from the cache, no object is
+// decoded (a Rollout's status write lists every Cluster of its selection).
+func (c *Client) ListNames(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, error) {
+	return c.list(ctx, gvr, ns, selector, true)
+}
+
+func (c *Client) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string, namesOnly bool) ([]unstructured.Unstructured, error) {
 	if c.cache != nil {
 		sel, err := k8slabels.Parse(selector)
 		if err != nil {
 			return nil, fmt.Errorf("label selector %q: %w", selector, err)
 		}
-		items, served, err := c.cache.list(ctx, gvr, ns, sel)
+		items, served, err := c.cache.list(ctx, gvr, ns, sel, namesOnly)
 		if err != nil {
 			return nil, err
 		}
