@@ -50,7 +50,7 @@ func Unchanged(tc TypeConverter, intent, live *unstructured.Unstructured, manage
 	if uid := intent.GetUID(); uid != "" && uid != live.GetUID() {
 		return false, nil // an intent for another object of that name: the API server decides
 	}
-	owned, ok, err := ownedFields(live, manager, subresource)
+	owned, ok, err := ownedFields(live, manager, subresource, intent.GetAPIVersion())
 	if err != nil {
 		return false, err
 	}
@@ -82,11 +82,16 @@ func Unchanged(tc TypeConverter, intent, live *unstructured.Unstructured, manage
 	return cmp.IsSame(), nil
 }
 
-// ownedFields is the field set live's managedFields record for an apply by manager.
-func ownedFields(live *unstructured.Unstructured, manager, subresource string) (*fieldpath.Set, bool, error) {
+// ownedFields is the field set live's managedFields record for an apply by manager. A record
+// made in another API version than apiVersion does not count: the apply would rewrite it (the
+// fields are recorded in the version they were applied in).
+func ownedFields(live *unstructured.Unstructured, manager, subresource, apiVersion string) (*fieldpath.Set, bool, error) {
 	for _, mf := range live.GetManagedFields() {
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != subresource || mf.FieldsV1 == nil {
 			continue
+		}
+		if mf.APIVersion != apiVersion {
+			return nil, false, nil
 		}
 		set := &fieldpath.Set{}
 		if err := set.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {

@@ -48,6 +48,14 @@ func owned(u *unstructured.Unstructured, manager, subresource string, op metav1.
 	return u
 }
 
+// inVersion sets the API version of the last managedFields record.
+func inVersion(u *unstructured.Unstructured, apiVersion string) *unstructured.Unstructured {
+	mfs := u.GetManagedFields()
+	mfs[len(mfs)-1].APIVersion = apiVersion
+	u.SetManagedFields(mfs)
+	return u
+}
+
 func withUID(u *unstructured.Unstructured, uid string) *unstructured.Unstructured {
 	u.SetUID(types.UID(uid))
 	return u
@@ -88,6 +96,8 @@ func TestUnchanged(t *testing.T) {
 			owned(obj(t, live), "capi-topology", "status", apply, intentFields), false},
 		{"another manager's record", intent,
 			owned(obj(t, live), "kubectl", "", apply, intentFields), false},
+		{"the record was made in another API version (the apply rewrites it: a takeover from Cluster API v1.11+, which applies v1beta2)", intent,
+			inVersion(owned(obj(t, live), "capi-topology", "", apply, intentFields), "example.io/v2"), false},
 		{"a value differs", `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns","labels":{"a":"1"}},
 			"spec":{"replicas":4,"tags":["x","y"],"pools":[{"name":"p1","size":2},{"name":"p2","size":5}]}}`,
 			owned(obj(t, live), "capi-topology", "", apply, intentFields), false},
