@@ -9,6 +9,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/desired"
 )
 
 // topoflow plays two roles. The topology role writes exactly what Cluster API's topology
@@ -18,6 +19,16 @@ import (
 // writes under its own field manager (StatusFieldManager), and is off when Activities.ClusterController
 // is false, leaving that work to Cluster API.
 
+// clusterAPIVersion is the apiVersion the API server serves Clusters in (its preferred one),
+// which owner references to a Cluster name; v1beta1 when discovery cannot tell.
+func (a *Activities) clusterAPIVersion() string {
+	gv := clusterv1.GroupVersion
+	if v, err := a.Kube.PreferredVersion(gv.Group, "Cluster"); err == nil {
+		gv.Version = v
+	}
+	return gv.String()
+}
+
 // ownByCluster makes the Cluster an owner of obj, as Cluster API's controllers do for the objects
 // the topology creates: the Cluster controller for the infrastructure cluster and the control plane
 // (as controller), the MachineDeployment and MachinePool controllers for the pools. Only the owner
@@ -26,7 +37,7 @@ func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluste
 	if !a.ClusterController || obj == nil {
 		return nil
 	}
-	want := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+	want := desired.ClusterOwner(cluster, a.clusterAPIVersion())
 	if controller {
 		yes := true
 		want.Controller = &yes

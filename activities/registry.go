@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -97,6 +98,11 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		cond["lastTransitionTime"] = old.LastTransitionTime.UTC().Format(time.RFC3339)
 	}
 	st["conditions"] = []any{cond}
+	if classStatusHolds(class, vars, cond) {
+		// Nothing to write: a class whose status Cluster API's ClusterClass controller wrote
+		// before a takeover keeps it as it is, with no record of topoflow as its writer.
+		return nil
+	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(), "kind": "ClusterClass",
 		"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
@@ -111,6 +117,19 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		return fmt.Errorf("variable discovery of ClusterClass %s/%s failed: %s", class.Namespace, class.Name, strings.Join(discoveryErrs, "; "))
 	}
 	return nil
+}
+
+// classStatusHolds says whether class's status already says what ReconcileClusterClassStatus would
+// write: the observed generation, the effective variables and the VariablesReconciled condition
+// (status, reason, severity and message).
+func classStatusHolds(class *clusterv1.ClusterClass, vars []clusterv1.ClusterClassStatusVariable, cond map[string]any) bool {
+	old := class.Status.Conditions.Get("VariablesReconciled")
+	if class.Status.ObservedGeneration != class.Generation || old == nil || !equality.Semantic.DeepEqual(class.Status.Variables, vars) {
+		return false
+	}
+	str := func(k string) string { s, _ := cond[k].(string); return s }
+	return string(old.Status) == str("status") && old.Reason == str("reason") &&
+		string(old.Severity) == str("severity") && old.Message == str("message")
 }
 
 // ownTemplates makes the ClusterClass an owner of every template it references, as Cluster API's

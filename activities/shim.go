@@ -20,8 +20,8 @@ var secrets = corev1.SchemeGroupVersion.WithResource("secrets")
 // ensureShim creates the Cluster's shim Secret (desired.Shim), or reads it when it exists, and
 // returns the owner reference to it. Like Cluster API, it creates rather than applies: the shim
 // is a temporary object only the topology controller touches.
-func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster) (metav1.OwnerReference, error) {
-	u, err := toUnstructured(desired.Shim(cluster))
+func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster, clusterAPIVersion string) (metav1.OwnerReference, error) {
+	u, err := toUnstructured(desired.Shim(cluster, clusterAPIVersion))
 	if err != nil {
 		return metav1.OwnerReference{}, err
 	}

@@ -165,9 +165,14 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 		HasInfrastructure: state.InfrastructureCluster != nil,
 	}
 	// The control plane part. The finalizer comes first: from now on deletion waits for the
-	// ordered teardown.
-	if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
-		return nil, err
+	// ordered teardown. Beside Cluster API core (the Cluster controller role off) its own finalizer
+	// holds the Cluster and the delete hold keeps the children until BeforeClusterDelete passed,
+	// so topoflow adds none: a takeover changes nothing, and a hand-back leaves nothing behind
+	// that Cluster API would never remove.
+	if a.ClusterController {
+		if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.applyControlPlane(ctx, l, state, res); err != nil {
 		return nil, err
@@ -184,6 +189,9 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 	}
 	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
 	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
+		return nil, err
+	}
+	if err := a.releaseTopologyFinalizers(ctx, l.input.Current); err != nil {
 		return nil, err
 	}
 	// What the providers report now, for the status and AfterControlPlaneInitialized.
@@ -250,6 +258,9 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		Templates: templates,
 		Current:   *current,
 		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
+		// Owner references name the Cluster in the version the API server serves, as Cluster
+		// API's controllers write them.
+		ClusterAPIVersion: a.clusterAPIVersion(),
 	}
 	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
 	return l, nil, nil
@@ -550,6 +561,10 @@ func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionRe
 // apply server-side-applies one object of the topology; an object that existed when the pass
 // read it is updated, never created again (desired.UIDs.Stamp).
 func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
+	obj, err := desired.InServedVersion(obj, l.input.ClusterAPIVersion)
+	if err != nil {
+		return nil, invalid(err)
+	}
 	l.uids.Stamp(obj)
 	applied, err := a.Kube.Apply(ctx, obj, labels.FieldManager)
 	if err != nil {
@@ -595,7 +610,7 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 	cur := l.input.Current
 	switch {
 	case state.ShimNeeded:
-		ref, err := a.ensureShim(ctx, l.cluster)
+		ref, err := a.ensureShim(ctx, l.cluster, l.input.ClusterAPIVersion)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,10 @@ type Input struct {
 	// Extensions serves the class's external patches; nil where no Runtime Extension can be
 	// called (a class with external patches then fails, naming the patch).
 	Extensions patches.Extensions `json:"-"`
+	// ClusterAPIVersion is the apiVersion owner references to the Cluster carry: the version the
+	// API server serves Clusters in, as Cluster API writes its own (cluster.x-k8s.io/v1beta2
+	// since v1.11). Empty means topoflow's v1beta1.
+	ClusterAPIVersion string `json:",omitempty"`
 }
 
 // Versions are per-part Kubernetes versions.
@@ -771,8 +775,16 @@ func (c *computer) build() (*State, error) {
 	return s, nil
 }
 
-func clusterOwner(cluster *clusterv1.Cluster) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+// ClusterOwner is the owner reference to cluster, in apiVersion (empty: v1beta1).
+func ClusterOwner(cluster *clusterv1.Cluster, apiVersion string) metav1.OwnerReference {
+	if apiVersion == "" {
+		apiVersion = clusterv1.GroupVersion.String()
+	}
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+}
+
+func (c *computer) clusterOwner() metav1.OwnerReference {
+	return ClusterOwner(c.cluster, c.in.ClusterAPIVersion)
 }
 
 func (c *computer) baseLabels() map[string]string {
@@ -1029,7 +1041,7 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 	topo, mpClass := s.topo, s.class
 	// The bootstrap config and infrastructure pool are owned by the Cluster until the MachinePool
 	// controller takes them over (Cluster API's computeMachinePool).
-	owner := []metav1.OwnerReference{clusterOwner(c.cluster)}
+	owner := []metav1.OwnerReference{c.clusterOwner()}
 	bootstrap, err := c.objectFromTemplate(s.bootstrap, owner)
 	if err != nil {
 		return nil, err
@@ -1110,7 +1122,7 @@ func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, 
 			Name:            name,
 			Namespace:       c.cluster.Namespace,
 			Labels:          c.baseLabels(),
-			OwnerReferences: []metav1.OwnerReference{clusterOwner(c.cluster)},
+			OwnerReferences: []metav1.OwnerReference{c.clusterOwner()},
 		},
 		Spec: clusterv1.MachineHealthCheckSpec{
 			ClusterName:                c.cluster.Name,
@@ -1194,7 +1206,7 @@ func (c *computer) cloneTemplate(tmpl *unstructured.Unstructured, name string, e
 	ann := mergeMaps(tmpl.GetAnnotations(), clonedFrom(tmpl))
 	delete(ann, corev1.LastAppliedConfigAnnotation)
 	obj.SetAnnotations(ann)
-	obj.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(c.cluster)})
+	obj.SetOwnerReferences([]metav1.OwnerReference{c.clusterOwner()})
 	if spec, ok := tmpl.Object["spec"]; ok {
 		obj.Object["spec"] = runtimeDeepCopy(spec)
 	}

@@ -145,12 +145,12 @@ func TestClusterShim_reconcileClusterShim(t *testing.T) {
 	s.AddShimOwner(shim)
 	assert.Equal(t, []string{"Secret/demo-shim"}, ownerKinds(s.InfrastructureCluster.GetOwnerReferences()))
 	assert.Equal(t, []string{"Secret/demo-shim"}, ownerKinds(s.ControlPlane.GetOwnerReferences()))
-	assert.Equal(t, corev1.SecretType("cluster.x-k8s.io/secret"), Shim(in.Cluster).Type)
-	assert.Equal(t, []string{"Cluster/demo"}, ownerKinds(Shim(in.Cluster).OwnerReferences))
+	assert.Equal(t, corev1.SecretType("cluster.x-k8s.io/secret"), Shim(in.Cluster, "").Type)
+	assert.Equal(t, []string{"Cluster/demo"}, ownerKinds(Shim(in.Cluster, "").OwnerReferences))
 
 	// Both exist; the control plane still has the shim reference, the infrastructure cluster not.
 	infra, cp := s.InfrastructureCluster.DeepCopy(), s.ControlPlane.DeepCopy()
-	infra.SetOwnerReferences([]metav1.OwnerReference{clusterOwner(in.Cluster)})
+	infra.SetOwnerReferences([]metav1.OwnerReference{ClusterOwner(in.Cluster, "")})
 	cp.SetOwnerReferences([]metav1.OwnerReference{shim})
 	in.Current.InfrastructureCluster, in.Current.ControlPlane = infra, cp
 	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = s.InfrastructureRef, s.ControlPlaneRef
@@ -166,10 +166,10 @@ func TestClusterShim_reconcileClusterShim(t *testing.T) {
 		noInfra   bool
 		want      bool
 	}{
-		{"Cluster owns both, shim owns one", []metav1.OwnerReference{clusterOwner(in.Cluster)}, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, false, true},
-		{"Cluster owns one only", nil, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, false, false},
-		{"shim owns none", []metav1.OwnerReference{clusterOwner(in.Cluster)}, []metav1.OwnerReference{clusterOwner(in.Cluster)}, false, false},
-		{"no infrastructure cluster in the class", nil, []metav1.OwnerReference{clusterOwner(in.Cluster), shim}, true, true},
+		{"Cluster owns both, shim owns one", []metav1.OwnerReference{ClusterOwner(in.Cluster, "")}, []metav1.OwnerReference{ClusterOwner(in.Cluster, ""), shim}, false, true},
+		{"Cluster owns one only", nil, []metav1.OwnerReference{ClusterOwner(in.Cluster, ""), shim}, false, false},
+		{"shim owns none", []metav1.OwnerReference{ClusterOwner(in.Cluster, "")}, []metav1.OwnerReference{ClusterOwner(in.Cluster, "")}, false, false},
+		{"no infrastructure cluster in the class", nil, []metav1.OwnerReference{ClusterOwner(in.Cluster, ""), shim}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			infra, cp := infra.DeepCopy(), cp.DeepCopy()
@@ -475,4 +475,36 @@ func TestPatchesSetMetadata_updateDesiredState(t *testing.T) {
 	assert.Equal(t, base.InfrastructureCluster.GetLabels(), s.InfrastructureCluster.GetLabels())
 	assert.Equal(t, base.MachineDeployments[0].BootstrapTemplate.GetAnnotations(), s.MachineDeployments[0].BootstrapTemplate.GetAnnotations(), "not selected")
 	assert.Equal(t, base.MachinePools[0].InfraMachinePool.GetLabels(), s.MachinePools[0].InfraMachinePool.GetLabels())
+}
+
+// TestOwnerReferencesInServedVersion: owner references to the Cluster carry the version the API
+// server serves Clusters in, as Cluster API v1.11+ writes them (clusterv1.GroupVersion, v1beta2,
+// in its computeMachineDeployment / templateToObject and the shim of reconcileClusterShim): an
+// owner reference written in another version is a change to every template on a takeover.
+func TestOwnerReferencesInServedVersion(t *testing.T) {
+	const v1beta2 = "cluster.x-k8s.io/v1beta2"
+	for _, tc := range []struct{ served, want string }{
+		{"", "cluster.x-k8s.io/v1beta1"},
+		{v1beta2, v1beta2},
+	} {
+		in := sample(t)
+		in.ClusterAPIVersion = tc.served
+		s, err := Compute(in)
+		require.NoError(t, err)
+		var owners []metav1.OwnerReference
+		owners = append(owners, s.ControlPlaneInfrastructureTemplate.GetOwnerReferences()...)
+		for _, md := range s.MachineDeployments {
+			owners = append(owners, md.BootstrapTemplate.GetOwnerReferences()...)
+			owners = append(owners, md.InfraTemplate.GetOwnerReferences()...)
+			if md.MachineHealthCheck != nil {
+				owners = append(owners, md.MachineHealthCheck.OwnerReferences...)
+			}
+		}
+		owners = append(owners, Shim(in.Cluster, tc.served).OwnerReferences...)
+		require.NotEmpty(t, owners)
+		for _, o := range owners {
+			assert.Equal(t, "Cluster", o.Kind)
+			assert.Equal(t, tc.want, o.APIVersion, "served %q", tc.served)
+		}
+	}
 }

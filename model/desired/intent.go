@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/topoflow/topoflow/model/api/conversion"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
 // ToIntent converts a typed object into the unstructured body of a server-side apply request.
@@ -71,4 +75,29 @@ func (u UIDs) Add(kind string, obj metav1.Object) {
 // gets no uid: its intent creates it.
 func (u UIDs) Stamp(intent *unstructured.Unstructured) {
 	intent.SetUID(u[uidKey(intent.GetKind(), intent.GetNamespace(), intent.GetName())])
+}
+
+// InServedVersion is intent as it is written to the API server: a cluster.x-k8s.io/v1beta1
+// MachineDeployment, MachinePool or MachineHealthCheck becomes v1beta2 where Clusters are served
+// as v1beta2 (clusterAPIVersion, see Input.ClusterAPIVersion), because Cluster API v1.11+ applies
+// them as v1beta2 and server-side apply records the API version with the fields it owns: the same
+// fields applied in v1beta1 would change their owner's record on every object of a Cluster taken
+// over from Cluster API. Everything else is returned as it is.
+func InServedVersion(intent *unstructured.Unstructured, clusterAPIVersion string) (*unstructured.Unstructured, error) {
+	gv := clusterv1.GroupVersion
+	if intent.GetAPIVersion() != gv.String() || clusterAPIVersion != conversion.V1Beta2GroupVersion.String() ||
+		!slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
+		return intent, nil
+	}
+	js, err := intent.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	m, err := conversion.ObjectV1Beta2(intent.GetKind(), js)
+	if err != nil {
+		return nil, err
+	}
+	out := Intent(&unstructured.Unstructured{Object: m})
+	out.SetUID(intent.GetUID())
+	return out, nil
 }

@@ -3,6 +3,9 @@ package desired
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,5 +61,68 @@ func TestUIDsStamp(t *testing.T) {
 	}
 	if len(uids) != 2 {
 		t.Errorf("UIDs holds %d entries, want 2 (nil and uid-less objects skipped): %v", len(uids), uids)
+	}
+}
+
+// TestInServedVersion: where Clusters are served as v1beta2, the pools and health checks go out
+// as the v1beta2 objects Cluster API v1.14's own topology controller applies (its
+// computeMachineDeployment and computeMachineHealthCheck build v1beta2 types): references as
+// contract references, the same labels, owner references and uid; everything else, and every
+// object where v1beta1 is served, goes out as computed.
+func TestInServedVersion(t *testing.T) {
+	const v1beta2 = "cluster.x-k8s.io/v1beta2"
+	in := sample(t)
+	in.ClusterAPIVersion = v1beta2
+	s, err := Compute(in)
+	require.NoError(t, err)
+	require.NotEmpty(t, s.MachineDeployments)
+	md := s.MachineDeployments[0]
+	objs, err := md.allObjects()
+	require.NoError(t, err)
+	byKind := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		byKind[o.GetKind()] = o
+	}
+
+	intent := byKind["MachineDeployment"]
+	intent.SetUID("md-uid")
+	out, err := InServedVersion(intent, v1beta2)
+	require.NoError(t, err)
+	assert.Equal(t, v1beta2, out.GetAPIVersion())
+	assert.Equal(t, types.UID("md-uid"), out.GetUID())
+	assert.Equal(t, intent.GetLabels(), out.GetLabels())
+	assert.Equal(t, intent.GetName(), out.GetName())
+	assert.NotContains(t, out.Object, "status")
+	ref, _, _ := unstructured.NestedMap(out.Object, "spec", "template", "spec", "bootstrap", "configRef")
+	assert.Equal(t, map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": md.BootstrapTemplate.GetKind(), "name": md.BootstrapTemplate.GetName()}, ref)
+	infra, _, _ := unstructured.NestedMap(out.Object, "spec", "template", "spec", "infrastructureRef")
+	assert.Equal(t, md.InfraTemplate.GetKind(), infra["kind"])
+	assert.Equal(t, md.InfraTemplate.GetName(), infra["name"])
+	assert.NotContains(t, infra, "apiVersion")
+	version, _, _ := unstructured.NestedString(out.Object, "spec", "template", "spec", "version")
+	assert.Equal(t, md.Object.Spec.Template.Spec.Version, &version)
+	_, hasTimestamp, _ := unstructured.NestedFieldNoCopy(out.Object, "metadata", "creationTimestamp")
+	assert.False(t, hasTimestamp, "no server-set metadata in the intent")
+
+	if mhc := byKind["MachineHealthCheck"]; mhc != nil {
+		out, err := InServedVersion(mhc, v1beta2)
+		require.NoError(t, err)
+		assert.Equal(t, v1beta2, out.GetAPIVersion())
+		assert.Equal(t, mhc.GetOwnerReferences(), out.GetOwnerReferences())
+		checks, _, _ := unstructured.NestedMap(out.Object, "spec", "checks")
+		assert.NotEmpty(t, checks, "v1beta2 keeps the conditions under spec.checks")
+	}
+
+	for _, tc := range []struct {
+		name    string
+		obj     *unstructured.Unstructured
+		version string
+	}{
+		{"a MachineDeployment where v1beta1 is served", intent, ""},
+		{"a template", md.BootstrapTemplate, v1beta2},
+	} {
+		got, err := InServedVersion(tc.obj, tc.version)
+		require.NoError(t, err, tc.name)
+		assert.Same(t, tc.obj, got, tc.name)
 	}
 }

@@ -22,14 +22,15 @@ const ClusterSecretType corev1.SecretType = "cluster.x-k8s.io/secret"
 // ShimName is the name of a Cluster's shim Secret.
 func ShimName(cluster string) string { return cluster + "-shim" }
 
-// Shim is the shim Secret of a Cluster, owned by the Cluster.
-func Shim(cluster *clusterv1.Cluster) *corev1.Secret {
+// Shim is the shim Secret of a Cluster, owned by the Cluster (an owner reference in
+// clusterAPIVersion, see Input.ClusterAPIVersion).
+func Shim(cluster *clusterv1.Cluster, clusterAPIVersion string) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            ShimName(cluster.Name),
 			Namespace:       cluster.Namespace,
-			OwnerReferences: []metav1.OwnerReference{clusterOwner(cluster)},
+			OwnerReferences: []metav1.OwnerReference{ClusterOwner(cluster, clusterAPIVersion)},
 		},
 		Type: ClusterSecretType,
 	}

@@ -269,6 +269,12 @@ func Compute(in *Input) (*Result, error) {
 	}
 	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Kind+deletes[i].Name < deletes[j].Kind+deletes[j].Name })
 	res.Changes = append(res.Changes, deletes...)
+	// What the apply sends: in the version the API server serves (compared above in topoflow's).
+	for i, o := range res.Objects {
+		if res.Objects[i], err = desired.InServedVersion(o, in.Desired.ClusterAPIVersion); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

@@ -157,6 +157,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.watchOwned(kube.MachineDeployments)
 	w.watchOwned(kube.MachinePools)
+	w.watchDeletingMachineSets()
 	if err := w.watchRollouts(ctx); err != nil {
 		return err
 	}
@@ -503,6 +504,29 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 }
 
 // watchOwned starts (once) a watch of topology-owned objects of one resource.
+// watchDeletingMachineSets wakes a Cluster's workflow when one of its MachineSets starts being
+// deleted or is gone, and for nothing else a MachineSet does (its status moves all through a
+// rollout; the MachineDeployment's events carry that): the pass then lets Cluster API's topology
+// finalizer go from a deleting one (on Clusters taken over from Cluster API) and deletes the
+// templates only it still used.
+func (w *Watcher) watchDeletingMachineSets() {
+	inf := w.owned.ForResource(kube.MachineSets).Informer()
+	enqueue := func(obj any) {
+		if u := asUnstructured(obj); u != nil && u.GetLabels()[labels.ClusterName] != "" {
+			w.enqueue(u.GetNamespace(), u.GetLabels()[labels.ClusterName], u.GetKind()+" "+u.GetName(), u)
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) {
+			if o, n := asUnstructured(old), asUnstructured(obj); o != nil && n != nil &&
+				o.GetDeletionTimestamp() == nil && n.GetDeletionTimestamp() != nil {
+				enqueue(obj)
+			}
+		},
+		DeleteFunc: enqueue,
+	})
+}
+
 func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
