@@ -390,7 +390,7 @@ func Plan(current, target string, versions []string) ([]string, error) {
 // where the control plane's next move would leave the workers more than three minors behind, then
 // the target. workers is the lowest version the pools run ("" when there are none: no steps).
 func workerPlan(workers, from string, steps []string) ([]string, error) {
-	if workers == "" || len(steps) == 0 {
+	if workers == "" {
 		return nil, nil
 	}
 	w, err := parse(workers)

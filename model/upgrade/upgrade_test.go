@@ -262,6 +262,9 @@ func TestWorkerPlan(t *testing.T) {
 	}{
 		{"", "v1.31.2", []string{"v1.32.4"}, nil},
 		{"v1.31.2", "v1.31.2", nil, nil},
+		// The control plane is at the target, the workers behind: they take the target (Cluster
+		// API's DefaultAndValidateUpgradePlans with an empty control plane plan).
+		{"v1.31.2", "v1.32.4", nil, []string{"v1.32.4"}},
 		{"v1.31.2", "v1.31.2", []string{"v1.32.4"}, []string{"v1.32.4"}},
 		{"v1.31.2", "v1.31.2", []string{"v1.32.4", "v1.33.1"}, []string{"v1.33.1"}},
 		{"v1.30.0", "v1.30.0", []string{"v1.31.5", "v1.32.4", "v1.33.0"}, []string{"v1.33.0"}},
