@@ -159,6 +159,10 @@ type StatusInput struct {
 	// Endpoint, when set and the Cluster has none yet, is copied to spec.controlPlaneEndpoint
 	// (the Cluster controller's job in Cluster API, which topoflow also does).
 	Endpoint *Endpoint `json:"endpoint,omitempty"`
+	// UpgradePlan is the plan of the last decision, for status.controlPlane.upgradePlan and
+	// status.workers.upgradePlan (v1beta2; status.v1beta2 in v1beta1). Nil when no pass computed
+	// one yet: what the status holds is kept, as Cluster API keeps it when its plan failed.
+	UpgradePlan *status.UpgradePlan `json:"upgradePlan,omitempty"`
 }
 
 // StatusFieldManager owns the Cluster status fields topoflow writes.
@@ -175,7 +179,7 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		return false, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
 	if !a.ClusterController {
-		return a.setTopologyCondition(ctx, cluster, in.Conditions)
+		return a.setTopologyCondition(ctx, cluster, in.Conditions, in.UpgradePlan)
 	}
 	wrote := false
 	if ep := in.Endpoint; ep != nil && !cluster.Spec.ControlPlaneEndpoint.IsValid() {
@@ -195,7 +199,11 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		next.ObservedGeneration = in.ObservedGeneration
 	}
 	next.Conditions = status.Merge(cluster.Status.Conditions, in.Conditions, time.Now())
-	if reflect.DeepEqual(next, &cluster.Status) {
+	have, plan := currentPlan(cluster), in.UpgradePlan
+	if plan == nil {
+		plan = have
+	}
+	if reflect.DeepEqual(next, &cluster.Status) && slices.Equal(have.ControlPlane, plan.ControlPlane) && slices.Equal(have.Workers, plan.Workers) {
 		return wrote, nil
 	}
 	obj := clusterShell(cluster)
@@ -222,6 +230,9 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	if next.ObservedGeneration > 0 {
 		st["observedGeneration"] = next.ObservedGeneration
 	}
+	if v1beta2 := map[string]any{}; addPlan(v1beta2, plan) {
+		st["v1beta2"] = v1beta2
+	}
 	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return wrote, err
@@ -233,29 +244,67 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 // (a keyed list: Cluster API's Cluster controller owns the other entries), when Cluster API core
 // runs beside topoflow: phase, readiness, endpoint and the other conditions are its. The v1beta1
 // conditions list is atomic (one owner for the whole list), so topoflow leaves it to Cluster API.
-func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition) (bool, error) {
-	i := slices.IndexFunc(conds, func(c status.Condition) bool { return c.Type == status.TopologyReconciled })
-	if i < 0 {
-		return false, nil
-	}
+func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition, plan *status.UpgradePlan) (bool, error) {
 	var current *metav1.Condition
 	if cluster.Status.V1Beta2 != nil {
 		current = meta.FindStatusCondition(cluster.Status.V1Beta2.Conditions, string(status.TopologyReconciled))
 	}
-	next := status.V1Beta2(conds[i], current, cluster.Generation, time.Now())
-	if current != nil && current.Status == next.Status && current.Reason == next.Reason && current.Message == next.Message &&
-		current.ObservedGeneration == next.ObservedGeneration {
+	next := current
+	if i := slices.IndexFunc(conds, func(c status.Condition) bool { return c.Type == status.TopologyReconciled }); i >= 0 {
+		n := status.V1Beta2(conds[i], current, cluster.Generation, time.Now())
+		next = &n
+	}
+	have := currentPlan(cluster)
+	if plan == nil {
+		plan = have
+	}
+	if next == nil || (current != nil && current.Status == next.Status && current.Reason == next.Reason && current.Message == next.Message &&
+		current.ObservedGeneration == next.ObservedGeneration && slices.Equal(have.ControlPlane, plan.ControlPlane) && slices.Equal(have.Workers, plan.Workers)) {
 		return false, nil
 	}
 	// message is always sent (metav1.Condition requires it): an empty one clears the last.
 	cond := map[string]any{"type": next.Type, "status": string(next.Status), "reason": next.Reason, "message": next.Message,
 		"lastTransitionTime": next.LastTransitionTime.UTC().Format(time.RFC3339), "observedGeneration": next.ObservedGeneration}
+	v1beta2 := map[string]any{"conditions": []any{cond}}
+	addPlan(v1beta2, plan)
 	obj := clusterShell(cluster)
-	obj.Object["status"] = map[string]any{"v1beta2": map[string]any{"conditions": []any{cond}}}
+	obj.Object["status"] = map[string]any{"v1beta2": v1beta2}
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// currentPlan is the upgrade plan the Cluster's status holds.
+func currentPlan(cluster *clusterv1.Cluster) *status.UpgradePlan {
+	p := &status.UpgradePlan{}
+	st := cluster.Status.V1Beta2
+	if st == nil {
+		return p
+	}
+	if st.ControlPlane != nil {
+		for _, v := range st.ControlPlane.UpgradePlan {
+			p.ControlPlane = append(p.ControlPlane, v.Version)
+		}
+	}
+	if st.Workers != nil {
+		for _, v := range st.Workers.UpgradePlan {
+			p.Workers = append(p.Workers, v.Version)
+		}
+	}
+	return p
+}
+
+// addPlan puts the upgrade plan into a v1beta2 status, saying whether it added anything (an
+// empty plan is left out: the apply then removes what topoflow wrote before).
+func addPlan(v1beta2 map[string]any, plan *status.UpgradePlan) bool {
+	if f := status.PlanField(plan.ControlPlane); f != nil {
+		v1beta2["controlPlane"] = map[string]any{"upgradePlan": f}
+	}
+	if f := status.PlanField(plan.Workers); f != nil {
+		v1beta2["workers"] = map[string]any{"upgradePlan": f}
+	}
+	return len(v1beta2) > 0
 }
 
 func clusterShell(c *clusterv1.Cluster) *unstructured.Unstructured {

@@ -668,6 +668,26 @@ func TestUpgradeHookSequence(t *testing.T) {
 	}
 	assert.True(t, rolling, "a status said the pool rolls out")
 	assert.True(t, topologyCondition(w.lastStatus()).Status, "reconciled after the upgrade")
+
+	// The status reports the upgrade plan as it shrinks (Cluster API v1.14's
+	// status.controlPlane.upgradePlan and status.workers.upgradePlan), and none once it is over.
+	var plans []string
+	for _, st := range w.statuses {
+		if st.UpgradePlan == nil {
+			continue
+		}
+		p := fmt.Sprintf("cp=%v workers=%v", st.UpgradePlan.ControlPlane, st.UpgradePlan.Workers)
+		if len(plans) == 0 || plans[len(plans)-1] != p {
+			plans = append(plans, p)
+		}
+	}
+	assert.Equal(t, []string{
+		"cp=[v1.32.4 v1.33.1] workers=[v1.33.1]",
+		"cp=[v1.33.1] workers=[v1.33.1]",
+		"cp=[] workers=[v1.33.1]",
+		"cp=[] workers=[]",
+	}, plans)
+	assert.Equal(t, &status.UpgradePlan{}, w.lastStatus().UpgradePlan, "no plan once the upgrade is over")
 }
 
 // TestUpgradeSuperseded: a new target set while BeforeClusterUpgrade blocks the first ends the

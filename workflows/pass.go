@@ -49,7 +49,9 @@ type clusterRun struct {
 	// across waits.
 	observed   *activities.Provisioning
 	lastStatus *activities.StatusInput
-	resync     *resyncTimer
+	// plan is the upgrade plan of the run's last decision (nil before its first), for the status.
+	plan   *status.UpgradePlan
+	resync *resyncTimer
 	// skipHooks are the lifecycle hooks that pass without a call, as the pass found them.
 	skipHooks []string
 	// lookedForUpgrade: this run looked for a running upgrade a terminated run left (runningUpgrade).
@@ -144,6 +146,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	if res.Skip != "" {
 		return r.skipped(ctx, &res)
 	}
+	r.plan = status.PlanOf(res.Upgrade)
 	r.state.Class, r.state.Version, r.state.LastError = res.Class, res.Version, ""
 	r.ledger.CreatePassed = true // the Cluster exists
 	if outcome, ended := r.upgradeFate(ctx, &res); ended {
@@ -392,6 +395,7 @@ func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *a
 		InfrastructureReady: prov.InfrastructureReady,
 		ControlPlaneReady:   prov.ControlPlaneReady,
 		Conditions:          conds,
+		UpgradePlan:         r.plan,
 	}
 	if !prov.ClusterEndpointSet {
 		in.Endpoint = prov.Endpoint

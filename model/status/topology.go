@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -138,4 +139,32 @@ func ProvidersWait(hasInfrastructure, infrastructureReady, controlPlaneInitializ
 		return "the control plane to be initialized"
 	}
 	return ""
+}
+
+// UpgradePlan is what Cluster API v1.14's topology controller reports in the Cluster's
+// status.controlPlane.upgradePlan and status.workers.upgradePlan (reconcileUpgradePlan): the
+// versions the control plane and the workers (all MachineDeployments and MachinePools) still
+// have to take, the next first; both empty when no upgrade is in progress.
+type UpgradePlan struct {
+	ControlPlane []string `json:"controlPlane,omitempty"`
+	Workers      []string `json:"workers,omitempty"`
+}
+
+// PlanOf is the upgrade plan of a pass's decision (u nil: no upgrade in progress).
+func PlanOf(u *upgrade.Summary) *UpgradePlan {
+	p := &UpgradePlan{}
+	if u != nil {
+		p.ControlPlane, p.Workers = slices.Clone(u.Steps), slices.Clone(u.WorkerSteps)
+	}
+	return p
+}
+
+// PlanField is one upgrade plan as the status holds it: a list of {version} (nil when empty, so
+// the field is left out and, written by server-side apply, removed).
+func PlanField(versions []string) []any {
+	var out []any
+	for _, v := range versions {
+		out = append(out, map[string]any{"version": v})
+	}
+	return out
 }

@@ -80,3 +80,17 @@ func TestClusterConditions(t *testing.T) {
 	phase, _ = Cluster(Observed{RefsSet: true}, Reconciled())
 	assert.Equal(t, clusterv1.ClusterPhaseProvisioning, phase)
 }
+
+// TestUpgradePlan: the plan of a decision, and how the status holds it (Cluster API v1.14's
+// reconcileUpgradePlan: the versions still to take, the next first; none without an upgrade).
+func TestUpgradePlan(t *testing.T) {
+	assert.Equal(t, &UpgradePlan{}, PlanOf(nil), "no upgrade in progress: an empty plan, which clears the status")
+	u := &upgrade.Summary{Steps: []string{"v1.34.0", "v1.35.0"}, WorkerSteps: []string{"v1.35.0"}}
+	p := PlanOf(u)
+	assert.Equal(t, &UpgradePlan{ControlPlane: []string{"v1.34.0", "v1.35.0"}, Workers: []string{"v1.35.0"}}, p)
+	u.Steps[0] = "changed"
+	assert.Equal(t, "v1.34.0", p.ControlPlane[0], "the plan is a copy")
+
+	assert.Nil(t, PlanField(nil))
+	assert.Equal(t, []any{map[string]any{"version": "v1.34.0"}, map[string]any{"version": "v1.35.0"}}, PlanField([]string{"v1.34.0", "v1.35.0"}))
+}

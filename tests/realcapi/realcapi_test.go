@@ -41,6 +41,8 @@ var (
 	kcps     = schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmcontrolplanes"}
 	devs     = schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "devclusters"}
 	machines = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines"}
+	// v1beta2Clusters reads Clusters as Cluster API stores them.
+	v1beta2Clusters = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusters"}
 )
 
 func repoFile(rel string) string {
@@ -69,7 +71,6 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 
 	// topoflow's admission stands in for Cluster API's topology checks, whatever version the
 	// edit is written in: a downgrade written as v1beta2 is refused, naming the field.
-	v1beta2Clusters := schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "clusters"}
 	_, err := k.Dynamic.Resource(v1beta2Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.32.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.Error(t, err, "a downgrade is refused at admission")
@@ -93,6 +94,13 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 		assert.True(t, prev.LessThan(next), "the workers' versions only go forward: %v", workers)
 	}
 	assert.Equal(t, "v1.35.0", workers[len(workers)-1])
+	// The Cluster's status showed the upgrade plan as it shrank, as Cluster API v1.14 reports it
+	// (reconcileUpgradePlan), and shows none once the upgrade is over. Polled: a plan that lasts
+	// less than a poll may go unseen, so the first and the last are what is asserted.
+	plans := versions.seenPlans()
+	require.NotEmpty(t, plans)
+	assert.Contains(t, plans, "cp=[v1.34.0 v1.35.0] workers=[v1.35.0]", "the whole plan at the start: %v", plans)
+	assert.Equal(t, "cp=[] workers=[]", plans[len(plans)-1], "no plan after the upgrade: %v", plans)
 
 	// Delete while BeforeClusterDelete blocks: Cluster API core's Cluster controller (its topology
 	// gate off) would delete the children at once; topoflow's delete hold keeps them.
@@ -335,12 +343,32 @@ func managers(o *unstructured.Unstructured) []string {
 type versionLog struct {
 	mu          sync.Mutex
 	cp, workers []string
+	// plans are the Cluster's v1beta2 status.controlPlane.upgradePlan and status.workers.upgradePlan
+	// as they changed ("cp=[...] workers=[...]").
+	plans []string
 }
 
 func (v *versionLog) seen() (cp, workers []string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return slices.Clone(v.cp), slices.Clone(v.workers)
+}
+
+func (v *versionLog) seenPlans() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.plans)
+}
+
+// planOf reads an upgrade plan of a v1beta2 Cluster's status ("controlPlane" or "workers").
+func planOf(c *unstructured.Unstructured, part string) []string {
+	items, _, _ := unstructured.NestedSlice(c.Object, "status", part, "upgradePlan")
+	out := []string{}
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		out = append(out, fmt.Sprint(m["version"]))
+	}
+	return out
 }
 
 func appendNew(list []string, v string) []string {
@@ -370,6 +398,12 @@ func watchVersions(ctx context.Context, k *kube.Client, ns, cluster string) *ver
 					v.workers = appendNew(v.workers, s)
 					v.mu.Unlock()
 				}
+			}
+			if c, err := k.Dynamic.Resource(v1beta2Clusters).Namespace(ns).Get(ctx, cluster, metav1.GetOptions{}); err == nil {
+				p := fmt.Sprintf("cp=%v workers=%v", planOf(c, "controlPlane"), planOf(c, "workers"))
+				v.mu.Lock()
+				v.plans = appendNew(v.plans, p)
+				v.mu.Unlock()
 			}
 			time.Sleep(300 * time.Millisecond)
 		}

@@ -299,7 +299,8 @@ type ClusterV1Beta2Status struct {
 	Workers *WorkersStatus `json:"workers,omitempty"`
 }
 
-// ClusterControlPlaneStatus counts control plane replicas.
+// ClusterControlPlaneStatus counts control plane replicas, and says which versions they run and
+// will run.
 type ClusterControlPlaneStatus struct {
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
@@ -311,9 +312,23 @@ type ClusterControlPlaneStatus struct {
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
 	// +optional
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// Versions are the Kubernetes versions the control plane's machines run, with how many of them (Cluster API
+	// v1.14, written by its Cluster controller).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Versions []StatusVersion `json:"versions,omitempty"`
+	// UpgradePlan lists the versions the control plane has still to take in the upgrade in progress, the
+	// next first (Cluster API v1.14, written by the topology controller).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	UpgradePlan []StatusUpgradePlanVersion `json:"upgradePlan,omitempty"`
 }
 
-// WorkersStatus counts worker replicas.
+// WorkersStatus counts worker replicas, and says which versions they run and will run.
 type WorkersStatus struct {
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
@@ -325,6 +340,37 @@ type WorkersStatus struct {
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
 	// +optional
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// Versions are the Kubernetes versions the worker machines run, with how many of them (Cluster API
+	// v1.14, written by its Cluster controller).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Versions []StatusVersion `json:"versions,omitempty"`
+	// UpgradePlan lists the versions the workers (every MachineDeployment and MachinePool) have still to take in the upgrade in progress, the
+	// next first (Cluster API v1.14, written by the topology controller).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	UpgradePlan []StatusUpgradePlanVersion `json:"upgradePlan,omitempty"`
+}
+
+// StatusVersion is a Kubernetes version and how many machines run it.
+type StatusVersion struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas,omitempty"`
+}
+
+// StatusUpgradePlanVersion is one version of an upgrade plan.
+type StatusUpgradePlanVersion struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
 }
 
 // Cluster is a Kubernetes cluster managed by Cluster API.
