@@ -72,7 +72,11 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 	for i := range mps {
 		byMP[mps[i].Labels[labels.MachinePoolName]] = &mps[i]
 	}
-	return upgrade.InputFrom(c, class, cp, byMD, byMP)
+	machines, err := a.machineVersions(ctx, c)
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	return upgrade.InputFrom(c, class, cp, byMD, byMP, machines)
 }
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.

@@ -417,6 +417,9 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 	for i := range sets {
 		current.MachineSets = append(current.MachineSets, &sets[i])
 	}
+	if current.MachineVersions, err = a.machineVersions(ctx, cluster); err != nil {
+		return err
+	}
 	current.PoolTemplates, err = a.poolTemplates(ctx, l, mds)
 	return err
 }
@@ -543,6 +546,29 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 
 // listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a
 // resource that may not be served: none then.
+// machineVersions reads the versions the Cluster's Machines run, by MachineDeployment
+// (upgrade.MachineVersions); nil where Machines are not served.
+func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Cluster) (upgrade.MachineVersions, error) {
+	items, err := a.Kube.List(ctx, kube.Machines, cluster.Namespace, labels.ClusterName+"="+cluster.Name)
+	switch {
+	case kube.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing the Machines of Cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+	}
+	out := upgrade.MachineVersions{}
+	for _, m := range items {
+		md := m.GetLabels()[labels.MachineDeploymentObject]
+		if md == "" {
+			continue
+		}
+		spec, _, _ := unstructured.NestedString(m.Object, "spec", "version")
+		kubelet, _, _ := unstructured.NestedString(m.Object, "status", "nodeInfo", "kubeletVersion")
+		out[md] = append(out[md], spec, kubelet)
+	}
+	return out, nil
+}
+
 func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster, withLabel string) ([]unstructured.Unstructured, error) {
 	sel := labels.ClusterName + "=" + cluster.Name
 	if withLabel != "" {

@@ -43,6 +43,7 @@ var (
 	ClusterEndpoints    = clusterv1.GroupVersion.WithResource("clusterendpoints")
 	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
 	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
+	Machines            = clusterv1.GroupVersion.WithResource("machines")
 	Rollouts            = rolloutv1.GroupVersion.WithResource("rollouts")
 	RolloutStrategies   = rolloutv1.GroupVersion.WithResource("rolloutstrategies")
 )

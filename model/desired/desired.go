@@ -32,6 +32,7 @@ import (
 	"github.com/topoflow/topoflow/model/names"
 	"github.com/topoflow/topoflow/model/patches"
 	"github.com/topoflow/topoflow/model/pools"
+	"github.com/topoflow/topoflow/model/upgrade"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
@@ -84,6 +85,10 @@ type Current struct {
 	// MachineSets are the Cluster's MachineSets, whose machines may still need a template.
 	PoolTemplates []*unstructured.Unstructured
 	MachineSets   []*unstructured.Unstructured
+	// MachineVersions are the versions the Machines of each MachineDeployment run, by the
+	// MachineDeployment's name (each Machine's spec.version and its Node's kubelet version); nil
+	// where Machines are not served (see upgrade.MachineVersions).
+	MachineVersions upgrade.MachineVersions `json:",omitempty"`
 }
 
 // State is the desired topology of one Cluster.

@@ -9,6 +9,9 @@ const (
 	TopologyOwned = "topology.cluster.x-k8s.io/owned"
 	// MachineDeploymentName is the topology name of the MachineDeployment an object belongs to.
 	MachineDeploymentName = "topology.cluster.x-k8s.io/deployment-name"
+	// MachineDeploymentObject names the MachineDeployment (object) a MachineSet or Machine belongs
+	// to; Cluster API's MachineDeployment selects its Machines by it.
+	MachineDeploymentObject = "cluster.x-k8s.io/deployment-name"
 	// MachinePoolName is the topology name of the MachinePool an object belongs to.
 	MachinePoolName = "topology.cluster.x-k8s.io/pool-name"
 	// ControlPlane marks control plane Machines (and the control plane MachineHealthCheck selector).

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +17,7 @@ import (
 // the one place that decides what "stable", "rolling out", "deferred" and "held" mean, for the
 // apply activity, the plan and the version checks alike. External is left for the caller.
 func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *unstructured.Unstructured,
-	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool) (Input, error) {
+	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool, machines MachineVersions) (Input, error) {
 	topo := cluster.Spec.Topology
 	in := Input{Target: topo.Version, KubernetesVersions: class.Spec.KubernetesVersions}
 	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
@@ -45,7 +46,7 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 		if t.MachinePool {
 			p = mpPool(t.Name, mps[t.Name])
 		} else {
-			p = mdPool(t.Name, mds[t.Name])
+			p = mdPool(t.Name, mds[t.Name], machines)
 		}
 		var classMeta clusterv1.ObjectMeta
 		if c := t.ClassIn(class); c != nil {
@@ -61,7 +62,17 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 	return in, nil
 }
 
-func mdPool(name string, md *clusterv1.MachineDeployment) Pool {
+// MachineVersions are the versions the Machines of each MachineDeployment run, by the
+// MachineDeployment's name: each Machine's spec.version and, once its Node reports one, the
+// kubelet's. A nil map means Machines are not known (not served, as with the simulated providers,
+// or not read, as in a plan from files).
+type MachineVersions map[string][]string
+
+// mdPool reads a MachineDeployment. It rolls out (upgrades) while one of its Machines, or its
+// Node, runs another version than the MachineDeployment's: Cluster API's
+// IsMachineDeploymentUpgrading, so one without Machines yet, or without a status, is not
+// upgrading. Where Machines are not known, the replica counts stand in.
+func mdPool(name string, md *clusterv1.MachineDeployment, machines MachineVersions) Pool {
 	p := Pool{Name: name}
 	if md == nil {
 		return p
@@ -69,6 +80,10 @@ func mdPool(name string, md *clusterv1.MachineDeployment) Pool {
 	p.Exists = true
 	if md.Spec.Template.Spec.Version != nil {
 		p.Version = *md.Spec.Template.Spec.Version
+	}
+	if machines != nil {
+		p.RollingOut = p.Version != "" && slices.ContainsFunc(machines[md.Name], func(v string) bool { return v != "" && v != p.Version })
+		return p
 	}
 	want := int32(1)
 	if md.Spec.Replicas != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
 // world plays the providers: every round topoflow's decisions are applied, then every rollout
@@ -438,5 +439,37 @@ func TestCheckExternalPlan(t *testing.T) {
 			assert.Equal(t, tc.plan.ControlPlane, got.ControlPlane)
 			assert.Equal(t, tc.wantWorkers, got.Workers)
 		})
+	}
+}
+
+// TestMachineDeploymentUpgradingFromMachines: where Machines are known, a MachineDeployment is
+// upgrading while one of its Machines or their Nodes runs another version (Cluster API's
+// IsMachineDeploymentUpgrading), whatever its replica counts say; one without Machines or a status
+// yet is not. Where they are not known, the replica counts stand in.
+func TestMachineDeploymentUpgradingFromMachines(t *testing.T) {
+	v := "v1.34.0"
+	md := func(replicas, updated int32) *clusterv1.MachineDeployment {
+		m := &clusterv1.MachineDeployment{}
+		m.Name, m.Generation = "md-0-abc", 2
+		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, &v
+		m.Status.ObservedGeneration, m.Status.Replicas, m.Status.UpdatedReplicas = 2, updated, updated
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		md       *clusterv1.MachineDeployment
+		machines MachineVersions
+		want     bool
+	}{
+		{"every Machine and Node at the version", md(2, 0), MachineVersions{"md-0-abc": {v, v, v, v}}, false},
+		{"a Machine on the old version", md(2, 2), MachineVersions{"md-0-abc": {v, v, "v1.33.0", "v1.33.0"}}, true},
+		{"a Node still on the old kubelet", md(1, 1), MachineVersions{"md-0-abc": {v, "v1.33.0"}}, true},
+		{"a Node not reporting yet", md(1, 1), MachineVersions{"md-0-abc": {v, ""}}, false},
+		{"no Machines yet, no status", md(3, 0), MachineVersions{}, false},
+		{"another MachineDeployment's Machines", md(1, 1), MachineVersions{"md-1-xyz": {"v1.33.0"}}, false},
+		{"Machines not known: replicas not updated", md(2, 1), nil, true},
+		{"Machines not known: replicas updated", md(2, 2), nil, false},
+	} {
+		assert.Equal(t, tc.want, mdPool("md-0", tc.md, tc.machines).RollingOut, tc.name)
 	}
 }
