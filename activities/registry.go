@@ -98,18 +98,18 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		cond["lastTransitionTime"] = old.LastTransitionTime.UTC().Format(time.RFC3339)
 	}
 	st["conditions"] = []any{cond}
-	if classStatusHolds(class, vars, cond) {
-		// Nothing to write: a class whose status Cluster API's ClusterClass controller wrote
-		// before a takeover keeps it as it is, with no record of topoflow as its writer.
-		return nil
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": clusterv1.GroupVersion.String(), "kind": "ClusterClass",
-		"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
-		"status":   st,
-	}}
-	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
-		return err
+	// Nothing to write when the status says it already: a class whose status Cluster API's
+	// ClusterClass controller wrote before a takeover keeps it as it is, with no record of
+	// topoflow as its writer.
+	if !classStatusHolds(class, vars, cond) {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": clusterv1.GroupVersion.String(), "kind": "ClusterClass",
+			"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
+			"status":   st,
+		}}
+		if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
+			return err
+		}
 	}
 	if len(discoveryErrs) > 0 {
 		// Retried with backoff until the extensions answer (a newer change of the class or of an
