@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-providers profile test: topoflow beside Cluster API v1.14.2's own controllers (core,
 # kubeadm bootstrap, KubeadmControlPlane, in-memory backend) on a stack of its own
-# (deploy/capi/up.sh), a Cluster created, upgraded two minors and deleted (tests/realcapi).
+# (deploy/capi/up.sh), a Cluster created, upgraded two minors and deleted, a fleet Rollout, and
+# Clusters of Cluster API's own topology controller taken over and handed back (tests/realcapi).
 # Prints the time taken and the peak memory of every process of the stack. KEEP_STACK=1 keeps
 # the stack afterwards. The first run builds Cluster API's managers (~25 minutes on 2 cores).
 set -euo pipefail
