@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/topology"
 )
 
 // DeleteStep is one step of a managed Cluster's ordered teardown.
@@ -262,57 +262,22 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 	return nil
 }
 
-// Finalizers Cluster API's MachineDeployment and MachineSet topology controllers put on the
-// pools of a topology (MachineDeploymentTopologyFinalizer, MachineSetTopologyFinalizer). Those
-// controllers run only with core's ClusterTopology gate, which is off while topoflow runs the
-// topology: on Clusters taken over from Cluster API, topoflow lets them go in their place.
-const (
-	machineDeploymentTopologyFinalizer = "machinedeployment.topology.cluster.x-k8s.io"
-	machineSetTopologyFinalizer        = "machineset.topology.cluster.x-k8s.io"
-)
-
-// releaseTopologyFinalizers removes Cluster API's topology finalizer from the Cluster's
-// MachineDeployments and MachineSets being deleted (an old MachineSet after a rollout, a pool
-// removed from the topology), which would otherwise stay in deletion for good. Their templates
-// go as topoflow's deletions decide (once no MachineSet uses them), as Cluster API's controllers
-// delete the templates no longer in use. Each write carries the resourceVersion read.
-func (a *Activities) releaseTopologyFinalizers(ctx context.Context, cur desired.Current) error {
-	var held []*unstructured.Unstructured
-	for _, ms := range cur.MachineSets {
-		held = append(held, ms)
-	}
-	for _, md := range cur.MachineDeployments {
-		if md.DeletionTimestamp == nil || !slices.Contains(md.Finalizers, machineDeploymentTopologyFinalizer) {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(clusterv1.GroupVersion.String())
-		u.SetKind("MachineDeployment")
-		u.SetNamespace(md.Namespace)
-		u.SetName(md.Name)
-		u.SetDeletionTimestamp(md.DeletionTimestamp)
-		u.SetFinalizers(md.Finalizers)
-		u.SetResourceVersion(md.ResourceVersion)
-		held = append(held, u)
-	}
-	for _, o := range held {
-		fin := machineSetTopologyFinalizer
+// releaseTopologyFinalizers lets Cluster API's topology finalizer go from the Cluster's deleting
+// MachineDeployments and MachineSets (topology.Releases), each write on the resourceVersion read.
+func (a *Activities) releaseTopologyFinalizers(ctx context.Context, ns string, cur desired.Current) error {
+	for _, r := range topology.Releases(cur) {
 		gvr := kube.MachineSets
-		if o.GetKind() == "MachineDeployment" {
-			fin, gvr = machineDeploymentTopologyFinalizer, kube.MachineDeployments
+		if r.Kind == "MachineDeployment" {
+			gvr = kube.MachineDeployments
 		}
-		if o.GetDeletionTimestamp() == nil || !slices.Contains(o.GetFinalizers(), fin) {
-			continue
-		}
-		kept := slices.DeleteFunc(slices.Clone(o.GetFinalizers()), func(f string) bool { return f == fin })
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": kept, "resourceVersion": o.GetResourceVersion()}})
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": r.Kept, "resourceVersion": r.ResourceVersion}})
 		if err != nil {
 			return err
 		}
-		if _, err := a.Kube.MergePatch(ctx, gvr, o.GetNamespace(), o.GetName(), patch, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
-			return fmt.Errorf("releasing %s %s/%s from finalizer %s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), fin, err)
+		if _, err := a.Kube.MergePatch(ctx, gvr, ns, r.Name, patch, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+			return fmt.Errorf("releasing %s %s/%s from finalizer %s: %w", r.Kind, ns, r.Name, r.Finalizer, err)
 		}
-		a.Log.InfoContext(ctx, "released a deleted pool object from Cluster API's topology finalizer", "kind", o.GetKind(), "namespace", o.GetNamespace(), "name", o.GetName())
+		a.Log.InfoContext(ctx, "released a deleting pool object from Cluster API's topology finalizer", "kind", r.Kind, "namespace", ns, "name", r.Name)
 	}
 	return nil
 }

@@ -191,7 +191,7 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
 		return nil, err
 	}
-	if err := a.releaseTopologyFinalizers(ctx, l.input.Current); err != nil {
+	if err := a.releaseTopologyFinalizers(ctx, l.cluster.Namespace, l.input.Current); err != nil {
 		return nil, err
 	}
 	// What the providers report now, for the status and AfterControlPlaneInitialized.
@@ -544,8 +544,6 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 	return out, nil
 }
 
-// listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a
-// resource that may not be served: none then.
 // machineVersions reads the versions the Cluster's Machines run, by MachineDeployment
 // (upgrade.MachineVersions); nil where Machines are not served.
 func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Cluster) (upgrade.MachineVersions, error) {
@@ -569,6 +567,8 @@ func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Clu
 	return out, nil
 }
 
+// listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a
+// resource that may not be served: none then.
 func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster, withLabel string) ([]unstructured.Unstructured, error) {
 	sel := labels.ClusterName + "=" + cluster.Name
 	if withLabel != "" {
