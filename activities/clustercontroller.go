@@ -19,11 +19,12 @@ import (
 // writes under its own field manager (StatusFieldManager), and is off when Activities.ClusterController
 // is false, leaving that work to Cluster API.
 
-// clusterAPIVersion is the apiVersion the API server serves Clusters in (its preferred one),
-// which owner references to a Cluster name; v1beta1 when discovery cannot tell.
-func (a *Activities) clusterAPIVersion() string {
+// servedVersion is the apiVersion the API server serves a cluster.x-k8s.io kind in (its
+// preferred one): what owner references to a Cluster name, and what the pools are written in;
+// v1beta1 when discovery cannot tell.
+func (a *Activities) servedVersion(kind string) string {
 	gv := clusterv1.GroupVersion
-	if v, err := a.Kube.PreferredVersion(gv.Group, "Cluster"); err == nil {
+	if v, err := a.Kube.PreferredVersion(gv.Group, kind); err == nil {
 		gv.Version = v
 	}
 	return gv.String()
@@ -37,7 +38,7 @@ func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluste
 	if !a.ClusterController || obj == nil {
 		return nil
 	}
-	want := desired.ClusterOwner(cluster, a.clusterAPIVersion())
+	want := desired.ClusterOwner(cluster, a.servedVersion("Cluster"))
 	if controller {
 		yes := true
 		want.Controller = &yes

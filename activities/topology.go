@@ -260,7 +260,8 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		// Owner references name the Cluster in the version the API server serves, as Cluster
 		// API's controllers write them.
-		ClusterAPIVersion: a.clusterAPIVersion(),
+		ClusterAPIVersion:  a.servedVersion("Cluster"),
+		WorkloadAPIVersion: a.servedVersion("MachineDeployment"),
 	}
 	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
 	return l, nil, nil
@@ -587,7 +588,7 @@ func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionRe
 // apply server-side-applies one object of the topology; an object that existed when the pass
 // read it is updated, never created again (desired.UIDs.Stamp).
 func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
-	obj, err := desired.InServedVersion(obj, l.input.ClusterAPIVersion)
+	obj, err := desired.InServedVersion(obj, l.input.WorkloadAPIVersion)
 	if err != nil {
 		return nil, invalid(err)
 	}

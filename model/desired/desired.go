@@ -56,6 +56,10 @@ type Input struct {
 	// API server serves Clusters in, as Cluster API writes its own (cluster.x-k8s.io/v1beta2
 	// since v1.11). Empty means topoflow's v1beta1.
 	ClusterAPIVersion string `json:",omitempty"`
+	// WorkloadAPIVersion is the apiVersion MachineDeployments, MachinePools and MachineHealthChecks
+	// are written in: the version the API server serves MachineDeployments in (v1beta2 beside
+	// Cluster API v1.11+, see InServedVersion). Empty means topoflow's v1beta1.
+	WorkloadAPIVersion string `json:",omitempty"`
 }
 
 // Versions are per-part Kubernetes versions.

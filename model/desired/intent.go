@@ -78,14 +78,14 @@ func (u UIDs) Stamp(intent *unstructured.Unstructured) {
 }
 
 // InServedVersion is intent as it is written to the API server: a cluster.x-k8s.io/v1beta1
-// MachineDeployment, MachinePool or MachineHealthCheck becomes v1beta2 where Clusters are served
-// as v1beta2 (clusterAPIVersion, see Input.ClusterAPIVersion), because Cluster API v1.11+ applies
+// MachineDeployment, MachinePool or MachineHealthCheck becomes v1beta2 where they are served as
+// v1beta2 (workloadAPIVersion, see Input.WorkloadAPIVersion), because Cluster API v1.11+ applies
 // them as v1beta2 and server-side apply records the API version with the fields it owns: the same
 // fields applied in v1beta1 would change their owner's record on every object of a Cluster taken
 // over from Cluster API. Everything else is returned as it is.
-func InServedVersion(intent *unstructured.Unstructured, clusterAPIVersion string) (*unstructured.Unstructured, error) {
+func InServedVersion(intent *unstructured.Unstructured, workloadAPIVersion string) (*unstructured.Unstructured, error) {
 	gv := clusterv1.GroupVersion
-	if intent.GetAPIVersion() != gv.String() || clusterAPIVersion != conversion.V1Beta2GroupVersion.String() ||
+	if intent.GetAPIVersion() != gv.String() || workloadAPIVersion != conversion.V1Beta2GroupVersion.String() ||
 		!slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
 		return intent, nil
 	}

@@ -64,7 +64,7 @@ func TestUIDsStamp(t *testing.T) {
 	}
 }
 
-// TestInServedVersion: where Clusters are served as v1beta2, the pools and health checks go out
+// TestInServedVersion: where the pools are served as v1beta2, they and their health checks go out
 // as the v1beta2 objects Cluster API v1.14's own topology controller applies (its
 // computeMachineDeployment and computeMachineHealthCheck build v1beta2 types): references as
 // contract references, the same labels, owner references and uid; everything else, and every

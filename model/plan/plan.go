@@ -271,7 +271,7 @@ func Compute(in *Input) (*Result, error) {
 	res.Changes = append(res.Changes, deletes...)
 	// What the apply sends: in the version the API server serves (compared above in topoflow's).
 	for i, o := range res.Objects {
-		if res.Objects[i], err = desired.InServedVersion(o, in.Desired.ClusterAPIVersion); err != nil {
+		if res.Objects[i], err = desired.InServedVersion(o, in.Desired.WorkloadAPIVersion); err != nil {
 			return nil, err
 		}
 	}
