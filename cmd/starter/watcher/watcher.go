@@ -503,7 +503,6 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 	}
 }
 
-// watchOwned starts (once) a watch of topology-owned objects of one resource.
 // watchDeletingMachineSets wakes a Cluster's workflow when one of its MachineSets starts being
 // deleted or is gone, and for nothing else a MachineSet does (its status moves all through a
 // rollout; the MachineDeployment's events carry that): the pass then lets Cluster API's topology
@@ -527,6 +526,7 @@ func (w *Watcher) watchDeletingMachineSets() {
 	})
 }
 
+// watchOwned starts (once) a watch of topology-owned objects of one resource.
 func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
