@@ -34,11 +34,12 @@ func (a *Activities) servedVersion(kind string) string {
 // the topology creates: the Cluster controller for the infrastructure cluster and the control plane
 // (as controller), the MachineDeployment and MachinePool controllers for the pools. Only the owner
 // reference is sent, and nothing when it is there already.
-func (a *Activities) ownByCluster(ctx context.Context, cluster *clusterv1.Cluster, obj *unstructured.Unstructured, controller bool) error {
+func (a *Activities) ownByCluster(ctx context.Context, l *loaded, obj *unstructured.Unstructured, controller bool) error {
 	if !a.ClusterController || obj == nil {
 		return nil
 	}
-	want := desired.ClusterOwner(cluster, a.servedVersion("Cluster"))
+	cluster := l.cluster
+	want := desired.ClusterOwner(cluster, l.input.ClusterAPIVersion)
 	if controller {
 		yes := true
 		want.Controller = &yes

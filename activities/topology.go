@@ -668,10 +668,10 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 	if err := a.patchCluster(ctx, l, state.Cluster, res); err != nil {
 		return err
 	}
-	if err := a.ownByCluster(ctx, l.cluster, infra, true); err != nil {
+	if err := a.ownByCluster(ctx, l, infra, true); err != nil {
 		return err
 	}
-	return a.ownByCluster(ctx, l.cluster, cp, true)
+	return a.ownByCluster(ctx, l, cp, true)
 }
 
 // applyWorkers applies MachineDeployments (templates, the pool, its health check) and
@@ -713,7 +713,7 @@ func (a *Activities) applyWorkers(ctx context.Context, l *loaded, state *desired
 					return err
 				}
 				if o.GetKind() == p.kind {
-					if err := a.ownByCluster(gctx, l.cluster, out, false); err != nil {
+					if err := a.ownByCluster(gctx, l, out, false); err != nil {
 						return err
 					}
 				}
