@@ -178,8 +178,15 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		}
 		return false, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
+	// The plan to write: the decision's, or (none computed yet) what the status holds.
+	have := currentPlan(cluster)
+	plan := in.UpgradePlan
+	if plan == nil {
+		plan = have
+	}
+	samePlan := have.Equal(plan)
 	if !a.ClusterController {
-		return a.setTopologyCondition(ctx, cluster, in.Conditions, in.UpgradePlan)
+		return a.setTopologyCondition(ctx, cluster, in.Conditions, plan, samePlan)
 	}
 	wrote := false
 	if ep := in.Endpoint; ep != nil && !cluster.Spec.ControlPlaneEndpoint.IsValid() {
@@ -199,11 +206,7 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		next.ObservedGeneration = in.ObservedGeneration
 	}
 	next.Conditions = status.Merge(cluster.Status.Conditions, in.Conditions, time.Now())
-	have, plan := currentPlan(cluster), in.UpgradePlan
-	if plan == nil {
-		plan = have
-	}
-	if reflect.DeepEqual(next, &cluster.Status) && slices.Equal(have.ControlPlane, plan.ControlPlane) && slices.Equal(have.Workers, plan.Workers) {
+	if reflect.DeepEqual(next, &cluster.Status) && samePlan {
 		return wrote, nil
 	}
 	obj := clusterShell(cluster)
@@ -244,7 +247,7 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 // (a keyed list: Cluster API's Cluster controller owns the other entries), when Cluster API core
 // runs beside topoflow: phase, readiness, endpoint and the other conditions are its. The v1beta1
 // conditions list is atomic (one owner for the whole list), so topoflow leaves it to Cluster API.
-func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition, plan *status.UpgradePlan) (bool, error) {
+func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition, plan *status.UpgradePlan, samePlan bool) (bool, error) {
 	var current *metav1.Condition
 	if cluster.Status.V1Beta2 != nil {
 		current = meta.FindStatusCondition(cluster.Status.V1Beta2.Conditions, string(status.TopologyReconciled))
@@ -254,12 +257,8 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 		n := status.V1Beta2(conds[i], current, cluster.Generation, time.Now())
 		next = &n
 	}
-	have := currentPlan(cluster)
-	if plan == nil {
-		plan = have
-	}
 	if next == nil || (current != nil && current.Status == next.Status && current.Reason == next.Reason && current.Message == next.Message &&
-		current.ObservedGeneration == next.ObservedGeneration && slices.Equal(have.ControlPlane, plan.ControlPlane) && slices.Equal(have.Workers, plan.Workers)) {
+		current.ObservedGeneration == next.ObservedGeneration && samePlan) {
 		return false, nil
 	}
 	// message is always sent (metav1.Condition requires it): an empty one clears the last.

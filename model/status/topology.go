@@ -150,6 +150,11 @@ type UpgradePlan struct {
 	Workers      []string `json:"workers,omitempty"`
 }
 
+// Equal says whether two plans list the same versions.
+func (p *UpgradePlan) Equal(o *UpgradePlan) bool {
+	return slices.Equal(p.ControlPlane, o.ControlPlane) && slices.Equal(p.Workers, o.Workers)
+}
+
 // PlanOf is the upgrade plan of a pass's decision (u nil: no upgrade in progress).
 func PlanOf(u *upgrade.Summary) *UpgradePlan {
 	p := &UpgradePlan{}

@@ -91,6 +91,10 @@ func TestUpgradePlan(t *testing.T) {
 	u.Steps[0] = "changed"
 	assert.Equal(t, "v1.34.0", p.ControlPlane[0], "the plan is a copy")
 
+	assert.True(t, p.Equal(&UpgradePlan{ControlPlane: []string{"v1.34.0", "v1.35.0"}, Workers: []string{"v1.35.0"}}))
+	assert.False(t, p.Equal(&UpgradePlan{ControlPlane: []string{"v1.35.0"}, Workers: []string{"v1.35.0"}}))
+	assert.True(t, (&UpgradePlan{}).Equal(&UpgradePlan{ControlPlane: []string{}}), "empty and nil are the same plan")
+
 	assert.Nil(t, PlanField(nil))
 	assert.Equal(t, []any{map[string]any{"version": "v1.34.0"}, map[string]any{"version": "v1.35.0"}}, PlanField([]string{"v1.34.0", "v1.35.0"}))
 }
