@@ -30,10 +30,9 @@ func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
 		if err := capiv1beta1.Convert_v1beta1_MachineDeployment_To_v1beta2_MachineDeployment(src, dst, nil); err != nil {
 			return nil, fmt.Errorf("converting MachineDeployment %s/%s to v1beta2: %w", src.Namespace, src.Name, err)
 		}
-		if err := machineSpecRefs(&src.Spec.Template.Spec, &dst.Spec.Template.Spec); err != nil {
+		if err := machineTemplate(&src.Spec.Template.Spec, src.Spec.MinReadySeconds, &dst.Spec.Template.Spec); err != nil {
 			return nil, fmt.Errorf("MachineDeployment %s/%s spec.template.spec: %w", src.Namespace, src.Name, err)
 		}
-		dst.Spec.Template.Spec.MinReadySeconds = src.Spec.MinReadySeconds
 		capiv1beta2.Convert_bool_To_Pointer_bool(src.Spec.Paused, false, nil, &dst.Spec.Paused)
 		dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), kind
 		return toMap(dst)
@@ -46,10 +45,9 @@ func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
 		if err := capiv1beta1.Convert_v1beta1_MachinePool_To_v1beta2_MachinePool(src, dst, nil); err != nil {
 			return nil, fmt.Errorf("converting MachinePool %s/%s to v1beta2: %w", src.Namespace, src.Name, err)
 		}
-		if err := machineSpecRefs(&src.Spec.Template.Spec, &dst.Spec.Template.Spec); err != nil {
+		if err := machineTemplate(&src.Spec.Template.Spec, src.Spec.MinReadySeconds, &dst.Spec.Template.Spec); err != nil {
 			return nil, fmt.Errorf("MachinePool %s/%s spec.template.spec: %w", src.Namespace, src.Name, err)
 		}
-		dst.Spec.Template.Spec.MinReadySeconds = src.Spec.MinReadySeconds
 		dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), kind
 		return toMap(dst)
 	case "MachineHealthCheck":
@@ -67,9 +65,11 @@ func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
 	return nil, fmt.Errorf("no v1beta2 conversion for kind %s", kind)
 }
 
-// machineSpecRefs sets the machine template's bootstrap config and infrastructure references as
-// v1beta2 holds them (the generated code leaves them empty).
-func machineSpecRefs(src *capiv1beta1.MachineSpec, dst *capiv1beta2.MachineSpec) error {
+// machineTemplate does what the generated code leaves to the webhook for a pool's machine
+// template: the bootstrap config and infrastructure references as v1beta2 holds them, and the
+// pool's minReadySeconds, which v1beta2 keeps in the machine template.
+func machineTemplate(src *capiv1beta1.MachineSpec, minReadySeconds *int32, dst *capiv1beta2.MachineSpec) error {
+	dst.MinReadySeconds = minReadySeconds
 	infra, err := contractReference(&src.InfrastructureRef)
 	if err != nil {
 		return fmt.Errorf("infrastructureRef: %w", err)
