@@ -234,6 +234,18 @@ func applySamples(t *testing.T, ctx context.Context, k *kube.Client, ns string, 
 	}
 }
 
+// createSettled applies the in-memory class and the sample Clusters, and waits until each has
+// settled at the sample's version (v1.33.0).
+func createSettled(t *testing.T, ctx context.Context, k *kube.Client, ns string, clusters ...string) {
+	t.Helper()
+	applySamples(t, ctx, k, ns, clusters...)
+	for _, c := range clusters {
+		stacktest.WaitFor(t, 5*time.Minute, c+" at v1.33.0, Provisioned", func() (bool, string) {
+			return settled(ctx, k, ns, c, "v1.33.0")
+		})
+	}
+}
+
 // settled: the control plane and the MachineDeployments run version with every replica up to
 // date and ready, the Cluster is Provisioned (Cluster API's Cluster controller says so) and
 // topoflow's TopologyReconciled is True.

@@ -31,13 +31,8 @@ func TestRolloutBesideClusterAPI(t *testing.T) {
 	defer cancel()
 	ns, ext := namespaceWithExtension(t, ctx, k)
 	names := []string{"r0", "r1", "r2"}
-	applySamples(t, ctx, k, ns, names...)
 	start := time.Now()
-	for _, name := range names {
-		stacktest.WaitFor(t, 5*time.Minute, name+" at v1.33.0, Provisioned", func() (bool, string) {
-			return settled(ctx, k, ns, name, "v1.33.0")
-		})
-	}
+	createSettled(t, ctx, k, ns, names...)
 	t.Logf("three Clusters created in %s", time.Since(start).Round(time.Second))
 
 	r := &unstructured.Unstructured{Object: map[string]any{

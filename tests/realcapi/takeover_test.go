@@ -51,9 +51,11 @@ var takeoverResources = []schema.GroupVersionResource{
 	{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machinehealthchecks"},
 }
 
-// topoflowManagers are the field managers topoflow writes under besides Cluster API's
+// topoflowManager says whether a field manager is one of topoflow's own, besides Cluster API's
 // capi-topology (whose record must stay exactly as Cluster API left it).
-var topoflowManagers = []string{activities.StatusFieldManager, "topoflow-rollout"}
+func topoflowManager(m string) bool {
+	return m != labels.FieldManager && slices.Contains(activities.FieldManagers(), m)
+}
 
 // objectFacts is what a takeover must not change about one object.
 type objectFacts struct {
@@ -99,7 +101,7 @@ func factsOf(o *unstructured.Unstructured) objectFacts {
 		switch {
 		case mf.Manager == labels.FieldManager:
 			f.Topology += fmt.Sprintf("%s %s %s %s;", mf.Operation, mf.Subresource, mf.APIVersion, js(mf.FieldsV1))
-		case slices.Contains(topoflowManagers, mf.Manager):
+		case topoflowManager(mf.Manager):
 			f.Topoflow = append(f.Topoflow, fmt.Sprintf("%s %s %s", mf.Manager, mf.Operation, mf.Subresource))
 		}
 	}
@@ -191,13 +193,8 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	t.Cleanup(func() { switchTopology(t, "topoflow") }) // as the other tests expect the stack
 	ns, ext := namespaceWithExtension(t, ctx, k)
 	clusters := []string{"take-a", "take-b"}
-	applySamples(t, ctx, k, ns, clusters...)
 	start := time.Now()
-	for _, c := range clusters {
-		stacktest.WaitFor(t, 5*time.Minute, c+" created and settled by Cluster API", func() (bool, string) {
-			return settled(ctx, k, ns, c, "v1.33.0")
-		})
-	}
+	createSettled(t, ctx, k, ns, clusters...)
 	t.Logf("created by Cluster API in %s", time.Since(start).Round(time.Second))
 	require.NotEmpty(t, ext.Calls(t, "AfterControlPlaneInitialized"), "Cluster API called the extension")
 	before := snapshot(t, ctx, k, ns)
