@@ -41,9 +41,15 @@ const (
 )
 
 // FieldManagers are the field managers topoflow writes under; a worker's read cache keeps their
-// managedFields entries (the no-op check reads them).
-func FieldManagers() []string {
-	return []string{labels.FieldManager, StatusFieldManager, pendingHooksFieldManager, runtimeext.CAInjectorFieldManager, rollout.FieldManager}
+// managedFields entries (the no-op check and a Rollout's hand-change check read them).
+func FieldManagers() []string { return append(PassFieldManagers(), rollout.FieldManager) }
+
+// PassFieldManagers are the managers a Cluster's own workflow writes under: an update only they
+// made is that workflow's echo, which the starter need not signal. A Rollout's write
+// (rollout.FieldManager) is not among them: it changes the Cluster's spec, which its workflow
+// must see.
+func PassFieldManagers() []string {
+	return []string{labels.FieldManager, StatusFieldManager, pendingHooksFieldManager, runtimeext.CAInjectorFieldManager}
 }
 
 // Activities is the activity set a worker registers.

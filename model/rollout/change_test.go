@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -167,6 +169,36 @@ func TestSettled(t *testing.T) {
 		done, why := Settled(tt.p, tt.change, 3)
 		if done != (tt.why == "") || !strings.Contains(why, tt.why) {
 			t.Errorf("%s: done %v (%q), want %q", tt.name, done, why, tt.why)
+		}
+	}
+}
+
+func TestNewlyReconciled(t *testing.T) {
+	cluster := func(gen, observed int64, status string) *clusterv1.Cluster {
+		c := &clusterv1.Cluster{}
+		c.Generation = gen
+		c.Status.ObservedGeneration = observed
+		if status != "" {
+			c.Status.Conditions = clusterv1.Conditions{{Type: "TopologyReconciled", Status: corev1.ConditionStatus(status)}}
+		}
+		return c
+	}
+	tests := []struct {
+		name     string
+		old, cur *clusterv1.Cluster
+		want     bool
+	}{
+		{"upgrade finished", cluster(4, 4, "False"), cluster(4, 4, "True"), true},
+		{"reconciled for the older generation only", cluster(3, 3, "True"), cluster(4, 3, "True"), false},
+		{"written, then reconciled at once", cluster(3, 3, "True"), cluster(4, 4, "True"), true},
+		{"already reported", cluster(4, 4, "True"), cluster(4, 4, "True"), false},
+		{"not reconciled", cluster(4, 3, "True"), cluster(4, 4, "False"), false},
+		{"no condition yet", nil, cluster(1, 0, ""), false},
+		{"first seen reconciled", nil, cluster(2, 2, "True"), true},
+	}
+	for _, tt := range tests {
+		if got := NewlyReconciled(tt.old, tt.cur); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

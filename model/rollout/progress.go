@@ -76,3 +76,18 @@ func Settled(p Progress, c rolloutv1.Change, written int64) (bool, string) {
 	}
 	return true, ""
 }
+
+// NewlyReconciled says whether a Cluster's update is the first to report its topology reconciled
+// for its current generation (old: the Cluster before the update, nil if none). That is the
+// moment a Rollout following the Cluster may find it done: the starter wakes the Rollout's
+// workflow then, so a Cluster's end is seen at once rather than at the next poll.
+func NewlyReconciled(old, cur *clusterv1.Cluster) bool {
+	if gen, _ := Reconciled(cur); gen < cur.Generation {
+		return false
+	}
+	if old == nil {
+		return true
+	}
+	gen, _ := Reconciled(old)
+	return gen < cur.Generation
+}

@@ -219,6 +219,34 @@ func TestRolloutStagesApprovalsAndConcurrency(t *testing.T) {
 	assert.Equal(t, 2, most, "at most two of the rest at once: %+v", st.Clusters)
 }
 
+// TestRolloutWokenByItsClusters: the Rollout's poll and the starter's resync are longer than the
+// test, so a rollout can complete only if each write reaches the Cluster's workflow and each
+// Cluster's end wakes the Rollout (the starter signals the Rollout that claims a Cluster when the
+// Cluster's topology is first reported reconciled for its generation). Two Clusters one at a
+// time, twice: the second Rollout rewrites a field the first one owns (not an echo of the
+// Cluster's own workflow).
+func TestRolloutWokenByItsClusters(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Hour, Idle: time.Hour}})
+	e.applyFile(classFile)
+	e.readyClusters([]string{"c0", "c1"}, nil)
+	for _, version := range []string{"v1.31.3", "v1.31.4"} {
+		name := "to-" + strings.ReplaceAll(version, ".", "-")
+		e.createRollout(name, allToVersion(version, map[string]any{"maxConcurrent": 1}))
+		e.eventually(2*time.Minute, name+" completed", func() (bool, string) {
+			st := e.rolloutStatus(name)
+			return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s, %+v", st.Phase, st.Counts)
+		})
+		st := e.rolloutStatus(name)
+		assert.Equal(t, rolloutv1.Counts{Total: 2, Done: 2}, st.Counts, name)
+		require.Len(t, st.Clusters, 2)
+		first, second := st.Clusters[0], st.Clusters[1]
+		assert.False(t, second.StartedAt.Before(first.FinishedAt), "%s one at a time: %+v", name, st.Clusters)
+		for _, c := range []string{"c0", "c1"} {
+			assert.Equal(t, version, e.cluster(c).Spec.Topology.Version, c)
+		}
+	}
+}
+
 // TestRolloutHaltsOnHandChangeAndResumes: a Cluster whose version another manager changes
 // after the rollout wrote it fails (the rollout never writes it back) and, with a failure budget
 // of zero, halts the rollout before the next Cluster; an operator pauses, skips the failed

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/model/rollout"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -63,6 +65,26 @@ func TestEcho(t *testing.T) {
 }
 
 // TestOwnCreate: an added object only topoflow's managers wrote is its own create.
+// TestRolloutWriteIsNoEcho: a Rollout writing a Cluster's version again (a second Rollout over
+// the same Clusters: only the topoflow-rollout entry changes) is a spec change the Cluster's
+// workflow must see, whereas a write by the workflow's own status manager is an echo.
+func TestRolloutWriteIsNoEcho(t *testing.T) {
+	ours := ourManagers()
+	t1 := metav1.NewTime(t0.Add(time.Second))
+	apply := metav1.ManagedFieldsOperationApply
+	version := `{"f:spec":{"f:topology":{"f:version":{}}}}`
+	old := object("1", false, entry(rollout.FieldManager, apply, "", t0, version))
+	rewritten := object("2", false, entry(rollout.FieldManager, apply, "", t1, version))
+	if echo(old, rewritten, ours) {
+		t.Error("a Rollout's write was taken for an echo: the Cluster's workflow would not be signalled")
+	}
+	status := object("2", false, entry(rollout.FieldManager, apply, "", t0, version),
+		entry(activities.StatusFieldManager, metav1.ManagedFieldsOperationUpdate, "status", t1, `{"f:status":{}}`))
+	if !echo(old, status, ours) {
+		t.Error("the workflow's own status write is an echo")
+	}
+}
+
 func TestOwnCreate(t *testing.T) {
 	ours := map[string]bool{"capi-topology": true, "topoflow": true}
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate

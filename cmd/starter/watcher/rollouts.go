@@ -2,9 +2,12 @@ package watcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -28,6 +33,7 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "rollouts"})
+	w.rollouts = queue
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync, w.opts.Namespace, nil)
 	inf := factory.ForResource(kube.Rollouts).Informer()
 	changed := func(oldObj, obj any) {
@@ -63,7 +69,7 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 			if quit {
 				return
 			}
-			if err := w.signalRollout(ctx, key); err != nil {
+			if err := w.signalRolloutKey(ctx, key); err != nil {
 				w.log.Warn("signalling Rollout workflow failed; will retry", "rollout", key, "error", err)
 				queue.AddRateLimited(key)
 			} else {
@@ -73,6 +79,56 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// wakePrefix marks a queued Rollout key that only wakes a running workflow (wakeRollout).
+const wakePrefix = "wake:"
+
+// signalRolloutKey signals the Rollout a queued key names: a wake, or a start-and-signal.
+func (w *Watcher) signalRolloutKey(ctx context.Context, key string) error {
+	if k, ok := strings.CutPrefix(key, wakePrefix); ok {
+		return w.wakeRollout(ctx, k)
+	}
+	return w.signalRollout(ctx, key)
+}
+
+// followClusters wakes the Rollout that claims a Cluster when an update first reports the
+// Cluster's topology reconciled for its generation (rollout.NewlyReconciled): the Rollout then
+// looks at once whether the Cluster is done, rather than at its next poll.
+func (w *Watcher) followClusters(oldObj any, u *unstructured.Unstructured) {
+	claim := u.GetAnnotations()[rollout.ClaimAnnotation]
+	if w.rollouts == nil || claim == "" {
+		return
+	}
+	var cur clusterv1.Cluster
+	if err := decode.FromUnstructured(u, &cur); err != nil {
+		return
+	}
+	var old *clusterv1.Cluster
+	if o := asUnstructured(oldObj); o != nil {
+		old = &clusterv1.Cluster{}
+		if err := decode.FromUnstructured(o, old); err != nil {
+			old = nil
+		}
+	}
+	if rollout.NewlyReconciled(old, &cur) {
+		w.rollouts.Add(wakePrefix + claim)
+	}
+}
+
+// wakeRollout signals a running Rollout workflow to look at its Clusters; one that has ended (or
+// never started) is left alone.
+func (w *Watcher) wakeRollout(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	err = w.temporal.SignalWorkflow(ctx, workflows.RolloutWorkflowID(ns, name), "", workflows.SignalRolloutEvent, nil)
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	return err
 }
 
 // signalRollout starts the Rollout's workflow if needed and signals it.

@@ -80,6 +80,8 @@ type Watcher struct {
 	watching map[schema.GroupVersionResource]bool
 
 	clusters cache.SharedIndexInformer
+	// rollouts queues signals to Rollout workflows (nil: the Rollout CRD is not installed).
+	rollouts workqueue.TypedRateLimitingInterface[string]
 	owned    dynamicinformer.DynamicSharedInformerFactory
 	// templates watches the kinds ClusterClasses reference; templateUsers maps a template
 	// ("Kind/namespace/name") to the classes ("namespace/name") that reference it.
@@ -122,9 +124,10 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 	}
 }
 
+// ourManagers are the managers whose writes are echoes of a Cluster's own workflow.
 func ourManagers() map[string]bool {
 	out := map[string]bool{}
-	for _, m := range activities.FieldManagers() {
+	for _, m := range activities.PassFieldManagers() {
 		out[m] = true
 	}
 	return out
@@ -362,6 +365,7 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 			}
 		}
 	}
+	w.followClusters(oldObj, u)
 	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
 		if echo(old, u, w.ours) {
 			metrics.EchoesSkipped.WithLabelValues("Cluster").Inc()
