@@ -936,3 +936,22 @@ func TestSlowPassRunsAsActivity(t *testing.T) {
 	assert.Equal(t, 1, w.workerPasses, "the first pass applied the workers")
 	assert.True(t, topologyCondition(w.lastStatus()).Status)
 }
+
+// TestTaskClock: the steps of one workflow task share its budget, counted on the workflow's clock
+// (which moves inside a task only as local activities complete); a new task, seen as a clock
+// reading other than where the last step ended, or a step run as an activity, starts the count
+// again.
+func TestTaskClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var c taskClock
+	assert.Equal(t, taskBudget, c.left(at(0), taskBudget), "the first step has the whole task")
+	c.stepped(at(2400), false) // a slow pass inside the task
+	assert.Equal(t, 1600*time.Millisecond, c.left(at(2400), taskBudget), "the next step of the same task")
+	c.stepped(at(3900), false)
+	assert.Less(t, c.left(at(3900), taskBudget), minStep, "no time left: the next step runs as an activity")
+	c.stepped(at(5000), true)
+	assert.Equal(t, taskBudget, c.left(at(5000), taskBudget), "after an activity, a new task")
+	c.stepped(at(5100), false)
+	assert.Equal(t, taskBudget, c.left(at(9000), taskBudget), "a timer or signal later: a new task")
+}

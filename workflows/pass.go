@@ -56,6 +56,32 @@ type clusterRun struct {
 	skipHooks []string
 	// lookedForUpgrade: this run looked for a running upgrade a terminated run left (runningUpgrade).
 	lookedForUpgrade bool
+	// task is the workflow task the steps run in (see taskBudget).
+	task taskClock
+}
+
+// taskClock tells how long the current workflow task has run. Inside a task the workflow's clock
+// moves only when a local activity completes (its marker records the time, so the reading is the
+// same on replay); a reading other than the one the last step ended at is a new task.
+type taskClock struct {
+	start, last time.Time
+}
+
+// left is what remains of budget in the current workflow task, the workflow's clock reading now.
+func (c *taskClock) left(now time.Time, budget time.Duration) time.Duration {
+	if !now.Equal(c.last) {
+		c.start = now
+	}
+	return budget - now.Sub(c.start)
+}
+
+// stepped notes where the clock stands after a step; newTask says the step ended its workflow
+// task (it ran as an activity of its own), so the steps after it count from now.
+func (c *taskClock) stepped(now time.Time, newTask bool) {
+	c.last = now
+	if newTask {
+		c.start = now
+	}
 }
 
 func newRun(ctx workflow.Context, ref activities.ClusterRef, timing Timing, ledger upgrade.Ledger) *clusterRun {
@@ -77,19 +103,28 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 
 // Steps run inside the workflow task first, as local activities: most read from the worker's
 // cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
-// step is bounded there (passBudget for the pass, stepBudget for the others, together under the
-// 5 s after which Temporal warns about a workflow task); one that takes longer (the cache catching
-// up, a busy API server, an outage) or fails for a reason a retry may fix is run again as an
-// activity of its own, which retries for as long as it takes. Every step is idempotent, so the
-// repeat is safe.
+// step is bounded there (passBudget for the pass, stepBudget for the others), and the steps of one
+// workflow task together by taskBudget, under the 5 s after which Temporal warns about a workflow
+// task; one that takes longer (the cache catching up, a busy API server, an outage) or fails for
+// a reason a retry may fix is run again as an activity of its own, which retries for as long as
+// it takes, and one the task has no time left for runs so at once. Every step is idempotent, so
+// the repeat is safe.
 const (
 	passBudget = 2500 * time.Millisecond
 	stepBudget = time.Second
+	taskBudget = 4 * time.Second
+	// minStep is the least budget worth a try inside the workflow task.
+	minStep = 250 * time.Millisecond
 )
 
 // step runs fn(in) into out: inside the workflow task within budget, else as an activity of its
 // own. A non-retryable error (a missing class, an invalid topology) is returned at once.
 func (r *clusterRun) step(ctx workflow.Context, summary string, budget time.Duration, fn, in, out any) error {
+	budget = min(budget, r.task.left(workflow.Now(ctx), taskBudget))
+	if budget < minStep {
+		defer func() { r.task.stepped(workflow.Now(ctx), true) }()
+		return r.activity(ctx, summary+" (as an activity of its own: the workflow task has run long)", fn, in).Get(ctx, out)
+	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: budget,
 		StartToCloseTimeout:    budget,
@@ -99,8 +134,10 @@ func (r *clusterRun) step(ctx workflow.Context, summary string, budget time.Dura
 	err := workflow.ExecuteLocalActivity(lctx, activityName(fn), in).Get(ctx, out)
 	var appErr *temporal.ApplicationError
 	if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+		r.task.stepped(workflow.Now(ctx), false)
 		return err
 	}
+	defer func() { r.task.stepped(workflow.Now(ctx), true) }()
 	return r.activity(ctx, summary+" (again, as an activity of its own)", fn, in).Get(ctx, out)
 }
 
