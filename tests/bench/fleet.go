@@ -28,7 +28,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/topoflow/topoflow/activities/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -58,7 +61,12 @@ type fleet struct {
 	objCluster  map[string]string
 	applied     map[string]time.Time
 	provisioned map[string]time.Time
+	// rolled: Cluster name -> when the bench saw the rollout's version written to it and when its
+	// topology was first reported reconciled for it (rollout.NewlyReconciled).
+	rolled map[string]*rolledTimes
 }
+
+type rolledTimes struct{ written, reconciled time.Time }
 
 func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options, s *sample, ns string) (*fleet, error) {
 	if err := applyNamespace(ctx, kc, ns); err != nil {
@@ -69,7 +77,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	}
 	fctx, cancel := context.WithCancel(context.Background())
 	f := &fleet{kc: kc, tc: tc, o: o, sample: s, ns: ns, stop: cancel,
-		firstSeen: map[string]time.Time{}, objCluster: map[string]string{}, applied: map[string]time.Time{}, provisioned: map[string]time.Time{}}
+		firstSeen: map[string]time.Time{}, objCluster: map[string]string{}, applied: map[string]time.Time{}, provisioned: map[string]time.Time{}, rolled: map[string]*rolledTimes{}}
 
 	// Instant providers: the simulator answers as soon as it sees an object.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -81,7 +89,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 		_, _ = factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: f.sawObject})
 	}
 	_, _ = factory.ForResource(kube.Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: f.sawCluster, UpdateFunc: func(_, obj any) { f.sawCluster(obj) }})
+		AddFunc: f.sawCluster, UpdateFunc: func(old, obj any) { f.sawCluster(obj); f.sawRolled(old, obj) }})
 	factory.Start(fctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 
@@ -103,7 +111,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	}
 	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, env: env, args: map[string][]string{
 		"worker":  workerArgs,
-		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr, "--rollout-poll", "2s"},
+		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr},
 	}}
 	for _, name := range []string{"worker", "starter"} {
 		if err := f.procs.start(name); err != nil {
@@ -153,6 +161,34 @@ func (f *fleet) sawCluster(obj any) {
 	defer f.mu.Unlock()
 	if _, done := f.provisioned[u.GetName()]; !done {
 		f.provisioned[u.GetName()] = time.Now()
+	}
+}
+
+// sawRolled records when a Cluster got the rollout's version and when its topology was first
+// reported reconciled for it: its upgrade's time, to the rollout's own observation.
+func (f *fleet) sawRolled(oldObj, obj any) {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	u, ok2 := obj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return
+	}
+	if v, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "version"); v != rolloutTo {
+		return
+	}
+	var old, cur clusterv1.Cluster
+	if decode.FromUnstructured(o, &old) != nil || decode.FromUnstructured(u, &cur) != nil {
+		return
+	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.rolled[cur.Name]
+	if r == nil {
+		r = &rolledTimes{written: now}
+		f.rolled[cur.Name] = r
+	}
+	if r.reconciled.IsZero() && rollout.NewlyReconciled(&old, &cur) {
+		r.reconciled = now
 	}
 }
 

@@ -33,13 +33,28 @@ const benchSoak = 10 * time.Second
 type rolloutResult struct {
 	Stages int
 	Took   time.Duration
-	// Single is the canary's upgrade, from its write to done: one Cluster alone.
+	// Single is the canary's upgrade, one Cluster alone: from the bench seeing the rollout's
+	// write to the Cluster's topology reported reconciled for it.
 	Single time.Duration
 	// Bound is the least the rollout can take: per stage, its batches (Clusters over the
 	// concurrency limit, rounded up) times Single, plus the soaks.
 	Bound             time.Duration
 	History           int64
 	RequestsPerSecond float64
+	// CPU is where the CPU time of the rollout went (see cpuShare).
+	CPU string
+	// PerStage is each stage's time against its bound.
+	PerStage []stageResult
+}
+
+// stageResult is one stage of the rollout: its Clusters, its time (second-granular, as the
+// Rollout's status records it) and its bound (batches times Single, plus the soak).
+type stageResult struct {
+	Name              string
+	Clusters, Batches int
+	Took, Bound       time.Duration
+	// Upgrades are its Clusters' upgrade times (as Single, each among the others of its batch).
+	Upgrades latencies
 }
 
 // rolloutAll moves the fleet to rolloutTo with a Rollout of four stages and short soaks.
@@ -66,6 +81,7 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 			"change": map[string]any{"version": rolloutTo}, "stages": stages},
 	}}
 	start := time.Now()
+	cpu := f.cpuSeconds()
 	if _, err := f.kc.Dynamic.Resource(kube.Rollouts).Namespace(f.ns).Create(ctx, r, metav1.CreateOptions{}); err != nil {
 		return rolloutResult{}, err
 	}
@@ -85,6 +101,7 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 		}
 	}
 	res := rolloutResult{Stages: len(benchStages), Took: time.Since(start)}
+	res.CPU = cpuShare(cpu, f.cpuSeconds(), res.Took)
 	after, err := scrapeRequests(f.metrics)
 	if err != nil {
 		return res, err
@@ -95,15 +112,31 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 		}
 	}
 	perStage := map[string]int{}
+	upgrades := map[string]latencies{}
+	f.mu.Lock()
 	for _, c := range ro.Status.Clusters {
 		perStage[c.Stage]++
-		if c.Stage == benchStages[0].name && c.StartedAt != nil && c.FinishedAt != nil {
-			res.Single = c.FinishedAt.Sub(c.StartedAt.Time)
+		if r := f.rolled[c.Name]; r != nil && !r.reconciled.IsZero() {
+			upgrades[c.Stage] = append(upgrades[c.Stage], r.reconciled.Sub(r.written))
+		}
+	}
+	f.mu.Unlock()
+	if canary := upgrades[benchStages[0].name]; len(canary) == 1 {
+		res.Single = canary[0]
+	} else {
+		return res, fmt.Errorf("the canary's upgrade was not seen (%d)", len(canary))
+	}
+	took := map[string]time.Duration{}
+	for _, s := range ro.Status.Stages {
+		if s.StartedAt != nil && s.FinishedAt != nil {
+			took[s.Name] = s.FinishedAt.Sub(s.StartedAt.Time)
 		}
 	}
 	for _, s := range benchStages {
-		batches := math.Ceil(float64(perStage[s.name]) / float64(s.maxConcurrent))
-		res.Bound += time.Duration(batches)*res.Single + benchSoak
+		batches := int(math.Ceil(float64(perStage[s.name]) / float64(s.maxConcurrent)))
+		bound := time.Duration(batches)*res.Single + benchSoak
+		res.Bound += bound
+		res.PerStage = append(res.PerStage, stageResult{Name: s.name, Clusters: perStage[s.name], Batches: batches, Took: took[s.name], Bound: bound, Upgrades: upgrades[s.name]})
 	}
 	d, err := f.tc.DescribeWorkflowExecution(ctx, workflows.RolloutWorkflowID(f.ns, "bench"), "")
 	if err != nil {
