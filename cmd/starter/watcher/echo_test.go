@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/model/rollout"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/model/rollout"
 )
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
@@ -64,7 +65,6 @@ func TestEcho(t *testing.T) {
 	}
 }
 
-// TestOwnCreate: an added object only topoflow's managers wrote is its own create.
 // TestRolloutWriteIsNoEcho: a Rollout writing a Cluster's version again (a second Rollout over
 // the same Clusters: only the topoflow-rollout entry changes) is a spec change the Cluster's
 // workflow must see, whereas a write by the workflow's own status manager is an echo.
@@ -85,6 +85,7 @@ func TestRolloutWriteIsNoEcho(t *testing.T) {
 	}
 }
 
+// TestOwnCreate: an added object only topoflow's managers wrote is its own create.
 func TestOwnCreate(t *testing.T) {
 	ours := map[string]bool{"capi-topology": true, "topoflow": true}
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
