@@ -163,6 +163,7 @@ func TestSettled(t *testing.T) {
 		{"control plane rolling", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.ControlPlane.Stable = false })}, rolloutv1.Change{Class: "b"}, "control plane rolling out"},
 		{"pool behind", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[1].Version = "v1.34.0" })}, version("v1.35.0"), "mp-0"},
 		{"pool rolling out", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].RollingOut = true })}, version("v1.35.0"), "md-0 rolling out"},
+		{"pool's Machines at the version, its replicas not yet settled", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].Converging = true })}, version("v1.35.0"), "md-0 rolling out"},
 		{"class change ignores versions", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].Version = "v1.30.0" })}, rolloutv1.Change{Class: "b"}, ""},
 	}
 	for _, tt := range tests {

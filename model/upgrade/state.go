@@ -81,16 +81,16 @@ func mdPool(name string, md *clusterv1.MachineDeployment, machines MachineVersio
 	if md.Spec.Template.Spec.Version != nil {
 		p.Version = *md.Spec.Template.Spec.Version
 	}
-	if machines != nil {
-		p.RollingOut = p.Version != "" && slices.ContainsFunc(machines[md.Name], func(v string) bool { return v != "" && v != p.Version })
-		return p
-	}
 	want := int32(1)
 	if md.Spec.Replicas != nil {
 		want = *md.Spec.Replicas
 	}
 	s := md.Status
-	p.RollingOut = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
+	p.Converging = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
+	p.RollingOut = p.Converging
+	if machines != nil {
+		p.RollingOut = p.Version != "" && slices.ContainsFunc(machines[md.Name], func(v string) bool { return v != "" && v != p.Version })
+	}
 	return p
 }
 
@@ -108,5 +108,6 @@ func mpPool(name string, mp *clusterv1.MachinePool) Pool {
 		want = *mp.Spec.Replicas
 	}
 	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
+	p.Converging = p.RollingOut
 	return p
 }

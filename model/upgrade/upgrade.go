@@ -36,6 +36,10 @@ type Pool struct {
 	Version string
 	// RollingOut is true while the pool's machines are being replaced.
 	RollingOut bool
+	// Converging is true while the pool's status does not yet show every desired replica
+	// updated and available, whatever the Machines' versions say. A fleet rollout waits for it
+	// (rollout.Settled); the upgrade's own order, Cluster API's rule, does not.
+	Converging bool
 	// Defer and Hold mirror the defer-upgrade and hold-upgrade-sequence annotations. Hold holds
 	// the pool and every later pool of its kind (MachineDeployments and MachinePools are two
 	// sequences, as in Cluster API).
