@@ -81,7 +81,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
 	cmd.Flags().IntVar(&signallers, "signal-workers", 16, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
 	cmd.Flags().DurationVar(&coalesce, "coalesce", watcher.DefaultCoalesce, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
-	cmd.Flags().DurationVar(&rolloutTiming.Poll, "rollout-poll", 15*time.Second, "how often a Rollout's workflow re-reads the Clusters it is changing")
+	cmd.Flags().DurationVar(&rolloutTiming.Poll, "rollout-poll", 15*time.Second, "how often a Rollout's workflow re-reads the Clusters it is changing when nothing woke it (each Cluster wakes it when its TopologyReconciled turns True for the change)")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = "default"

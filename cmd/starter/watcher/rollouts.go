@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -31,8 +30,8 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 		w.log.Info("fleet rollouts off: the Rollout CRD (topoflow.dev) is not installed", "error", err)
 		return nil
 	}
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "rollouts"})
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[rolloutSignal](),
+		workqueue.TypedRateLimitingQueueConfig[rolloutSignal]{Name: "rollouts"})
 	w.rollouts = queue
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.kube.Dynamic, w.opts.Resync, w.opts.Namespace, nil)
 	inf := factory.ForResource(kube.Rollouts).Informer()
@@ -51,7 +50,7 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 		if rollout.Ended(phase, observed, u.GetGeneration()) && u.GetDeletionTimestamp() == nil {
 			return
 		}
-		queue.Add(u.GetNamespace() + "/" + u.GetName())
+		queue.Add(rolloutSignal{Key: u.GetNamespace() + "/" + u.GetName()})
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { changed(nil, obj) }, UpdateFunc: changed,
@@ -65,31 +64,32 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 	}()
 	go func() {
 		for {
-			key, quit := queue.Get()
+			item, quit := queue.Get()
 			if quit {
 				return
 			}
-			if err := w.signalRolloutKey(ctx, key); err != nil {
-				w.log.Warn("signalling Rollout workflow failed; will retry", "rollout", key, "error", err)
-				queue.AddRateLimited(key)
-			} else {
-				queue.Forget(key)
+			signal := w.signalRollout
+			if item.Wake {
+				signal = w.wakeRollout
 			}
-			queue.Done(key)
+			if err := signal(ctx, item.Key); err != nil {
+				w.log.Warn("signalling Rollout workflow failed; will retry", "rollout", item.Key, "wake", item.Wake, "error", err)
+				queue.AddRateLimited(item)
+			} else {
+				queue.Forget(item)
+			}
+			queue.Done(item)
 		}
 	}()
 	return nil
 }
 
-// wakePrefix marks a queued Rollout key that only wakes a running workflow (wakeRollout).
-const wakePrefix = "wake:"
-
-// signalRolloutKey signals the Rollout a queued key names: a wake, or a start-and-signal.
-func (w *Watcher) signalRolloutKey(ctx context.Context, key string) error {
-	if k, ok := strings.CutPrefix(key, wakePrefix); ok {
-		return w.wakeRollout(ctx, k)
-	}
-	return w.signalRollout(ctx, key)
+// rolloutSignal is a queued signal to a Rollout's workflow (Key "namespace/name"): a start and
+// signal when the Rollout changed, or only a wake of a running workflow (wakeRollout) when one of
+// its Clusters did.
+type rolloutSignal struct {
+	Key  string
+	Wake bool
 }
 
 // followClusters wakes the Rollout that claims a Cluster when an update first reports the
@@ -97,22 +97,23 @@ func (w *Watcher) signalRolloutKey(ctx context.Context, key string) error {
 // looks at once whether the Cluster is done, rather than at its next poll.
 func (w *Watcher) followClusters(oldObj any, u *unstructured.Unstructured) {
 	claim := u.GetAnnotations()[rollout.ClaimAnnotation]
-	if w.rollouts == nil || claim == "" {
-		return
+	o := asUnstructured(oldObj)
+	if w.rollouts == nil || claim == "" || (o != nil && o.GetResourceVersion() == u.GetResourceVersion()) {
+		return // not claimed, or a resync: nothing new
 	}
 	var cur clusterv1.Cluster
 	if err := decode.FromUnstructured(u, &cur); err != nil {
 		return
 	}
 	var old *clusterv1.Cluster
-	if o := asUnstructured(oldObj); o != nil {
+	if o != nil {
 		old = &clusterv1.Cluster{}
 		if err := decode.FromUnstructured(o, old); err != nil {
 			old = nil
 		}
 	}
 	if rollout.NewlyReconciled(old, &cur) {
-		w.rollouts.Add(wakePrefix + claim)
+		w.rollouts.Add(rolloutSignal{Key: claim, Wake: true})
 	}
 }
 

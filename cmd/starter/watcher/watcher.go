@@ -81,7 +81,7 @@ type Watcher struct {
 
 	clusters cache.SharedIndexInformer
 	// rollouts queues signals to Rollout workflows (nil: the Rollout CRD is not installed).
-	rollouts workqueue.TypedRateLimitingInterface[string]
+	rollouts workqueue.TypedRateLimitingInterface[rolloutSignal]
 	owned    dynamicinformer.DynamicSharedInformerFactory
 	// templates watches the kinds ClusterClasses reference; templateUsers maps a template
 	// ("Kind/namespace/name") to the classes ("namespace/name") that reference it.
