@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -264,6 +265,16 @@ func signal(env *testsuite.TestWorkflowEnvironment, after time.Duration, f func(
 	}, after)
 }
 
+// runUntilGone runs a Cluster's workflow on env until the Cluster is gone, after the given time,
+// and requires that it ended without an error.
+func runUntilGone(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *fakeWorld, after time.Duration, in ClusterInput) {
+	t.Helper()
+	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, after)
+	env.ExecuteWorkflow(ClusterWorkflowType, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+}
+
 func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryState)
@@ -347,10 +358,7 @@ func TestResyncWithoutEvents(t *testing.T) {
 	w := &fakeWorld{}
 	env := newEnv(t, w)
 	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.infraReady, w.cpInit = true, true }) }, 10*time.Second)
-	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
+	runUntilGone(t, env, w, 5*time.Minute, ClusterInput{Cluster: ref, Timing: Timing{WaitResync: 30 * time.Second, Resync: 10 * time.Minute}})
 	assert.Equal(t, 2, w.workerPasses, "the create, then the wait resync")
 	assert.Equal(t, clusterv1.ClusterPhaseProvisioned, w.lastStatus().Phase, "the wait resync saw the providers ready")
 }
@@ -480,10 +488,7 @@ func TestBeforeClusterCreateBlocks(t *testing.T) {
 		assert.Equal(t, "hook BeforeClusterCreate asked to retry in 30s: quota check", cond.Message)
 		assert.Equal(t, 0, w.workerPasses, "nothing created while the hook blocks")
 	}, 10*time.Second)
-	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
+	runUntilGone(t, env, w, 5*time.Minute, ClusterInput{Cluster: ref})
 
 	assert.Equal(t, [][]string{nil, {hooksv1.AfterControlPlaneInitialized}, nil}, w.pending,
 		"the pending-hooks annotation: empty, AfterControlPlaneInitialized owed once creation starts, then cleared")
@@ -623,10 +628,7 @@ func TestUpgradeHookSequence(t *testing.T) {
 	w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1")}
 	w.upgrade.rolls = 1 // each rollout is seen in progress by one pass
 	env := newEnv(t, w)
-	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 3*time.Hour)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
+	runUntilGone(t, env, w, 3*time.Hour, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
 
 	assert.Equal(t, []string{
 		"BeforeClusterUpgrade(v1.33.1)",
@@ -698,10 +700,7 @@ func TestUpgradeSuperseded(t *testing.T) {
 		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterUpgrade: {retry(600, "change freeze")}}}
 	env := newEnv(t, w)
 	signal(env, time.Minute, func() { w.set(func(w *fakeWorld) { w.upgrade.in.Target = "v1.34.0" }) })
-	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 3*time.Hour)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
+	runUntilGone(t, env, w, 3*time.Hour, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
 	seq := hookSeq(w.hookCalls)
 	require.GreaterOrEqual(t, len(seq), 2)
 	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1)", "BeforeClusterUpgrade(v1.34.0)"}, seq[:2])
@@ -889,13 +888,11 @@ func TestUpgradeStateObserve(t *testing.T) {
 func TestHookFailureBackoff(t *testing.T) {
 	var failed activities.HookOutcome
 	failed.Failed, failed.Message = []string{"create-handler.ext"}, "connection refused"
+	failed.Failure = `failed to call extension handlers for hook "BeforeClusterCreate.hooks.runtime.cluster.x-k8s.io": ...`
 	w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true,
 		hookAnswers: map[string][]activities.HookOutcome{hooksv1.BeforeClusterCreate: {failed, failed, failed, failed}}}
 	env := newEnv(t, w)
-	env.RegisterDelayedCallback(func() { w.set(func(w *fakeWorld) { w.gone = true }) }, 5*time.Minute)
-	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
+	runUntilGone(t, env, w, 5*time.Minute, ClusterInput{Cluster: ref})
 	times := w.hookTimes[hooksv1.BeforeClusterCreate]
 	require.Len(t, times, 5, "failed four times, then passed")
 	var gaps []time.Duration
@@ -904,6 +901,36 @@ func TestHookFailureBackoff(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, gaps)
 	assert.Equal(t, 1, w.workerPasses, "created once the hook passed")
+	cond := topologyCondition(w.statuses[0])
+	assert.Equal(t, status.ReasonReconcileFailed, cond.Reason, "a failed hook is a failed reconcile (Cluster API v1.14)")
+	assert.Equal(t, failed.Failure, cond.Message, "with the extension's error")
+}
+
+// TestAfterControlPlaneInitializedFailure: a failing AfterControlPlaneInitialized does not hold
+// the topology, but the Cluster is not reported reconciled while it fails (Cluster API's
+// reconcile fails on it) and it is called again after the failure backoff, not at the resync.
+func TestAfterControlPlaneInitializedFailure(t *testing.T) {
+	var failed activities.HookOutcome
+	failed.Failed, failed.Message = []string{"init-handler.ext"}, "inventory down"
+	failed.Failure = `failed to call extension handlers for hook "AfterControlPlaneInitialized.hooks.runtime.cluster.x-k8s.io": ...`
+	w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true,
+		hookAnswers: map[string][]activities.HookOutcome{hooksv1.AfterControlPlaneInitialized: {failed, failed}}}
+	env := newEnv(t, w)
+	runUntilGone(t, env, w, 5*time.Minute, ClusterInput{Cluster: ref})
+	times := w.hookTimes[hooksv1.AfterControlPlaneInitialized]
+	require.Len(t, times, 3, "failed twice, then passed, then never called again")
+	assert.Equal(t, 2*time.Second, times[1].Sub(times[0]).Round(time.Second))
+	assert.Equal(t, 4*time.Second, times[2].Sub(times[1]).Round(time.Second))
+	var reasons []string
+	for _, st := range w.statuses {
+		if c := topologyCondition(st); c.Status {
+			reasons = append(reasons, "True")
+		} else {
+			reasons = append(reasons, c.Reason)
+			assert.Equal(t, "error reconciling the Cluster topology: "+failed.Failure, c.Message)
+		}
+	}
+	assert.Equal(t, []string{status.ReasonReconcileFailed, "True"}, slices.Compact(reasons))
 }
 
 func TestHookRetry(t *testing.T) {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"reflect"
 	"runtime"
@@ -199,7 +200,15 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 	if prov.Failure != "" {
 		r.state.LastError = prov.Failure
 	}
-	r.afterControlPlaneInitialized(ctx, prov)
+	if failed := r.afterControlPlaneInitialized(ctx, prov); failed != nil {
+		// Cluster API's reconcile fails on it, so the topology is not reported reconciled; it is
+		// called again after the failure backoff.
+		r.writeStatus(ctx, 0, prov, *failed)
+		r.setStep(ctx, "hook "+hooksv1.AfterControlPlaneInitialized, failed.Message)
+		r.hookFailures++
+		r.hookFailed = true
+		return waiting
+	}
 	return r.report(ctx, &res, prov)
 }
 
@@ -279,11 +288,11 @@ func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
 }
 
 // afterControlPlaneInitialized tells the extensions, once, that the control plane of a Cluster
-// topoflow created is initialized. It does not block: on failure the hook is called again next
-// pass.
-func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *activities.Provisioning) {
+// topoflow created is initialized. It does not hold the topology (it is called after the apply);
+// when it fails, the returned condition says so and the pass calls it again next time.
+func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *activities.Provisioning) *status.Condition {
 	if !r.ledger.InitializedOwed || !prov.ControlPlaneInitialized {
-		return
+		return nil
 	}
 	out, err := r.hook(ctx, activities.HookCall{Cluster: r.ref, Hook: hooksv1.AfterControlPlaneInitialized})
 	switch {
@@ -291,9 +300,13 @@ func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *ac
 		r.state.LastError = err.Error()
 	case len(out.Failed) > 0:
 		r.state.LastError = "hook AfterControlPlaneInitialized failed: " + out.Message
+		failed := status.HookFailed(hooksv1.AfterControlPlaneInitialized, cmp.Or(out.Failure, r.state.LastError))
+		return &failed
 	default:
+		r.hookFailures = 0
 		r.ledger.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneInitialized})
 	}
+	return nil
 }
 
 // report writes the status of a pass that applied what it could: waiting for the providers,
@@ -321,8 +334,8 @@ func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, p
 }
 
 // runBlockingHook calls a blocking lifecycle hook. When the hook does not let the step go on, the
-// Cluster's TopologyReconciled condition says why (status.HookBlocks) and the returned outcome is
-// what the pass should end with.
+// Cluster's TopologyReconciled condition says why (status.HookBlocks; status.HookFailed when it
+// failed) and the returned outcome is what the pass should end with.
 func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookCall, stage status.HookStage, target string, hasInfra bool) (passOutcome, bool) {
 	out, err := r.hook(ctx, call)
 	if err != nil {
@@ -340,7 +353,11 @@ func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookC
 	if !ok {
 		return finished, false
 	}
-	r.writeStatus(ctx, 0, prov, status.HookBlocks(stage, why, target))
+	cond := status.HookBlocks(stage, why, target)
+	if len(out.Failed) > 0 {
+		cond = status.HookFailed(call.Hook, cmp.Or(out.Failure, why))
+	}
+	r.writeStatus(ctx, 0, prov, cond)
 	r.setStep(ctx, "hook "+call.Hook, why)
 	return waiting, false
 }

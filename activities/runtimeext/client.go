@@ -67,6 +67,9 @@ type Result struct {
 	Failed []string `json:"failed,omitempty"`
 	// Message joins the handlers' messages.
 	Message string `json:"message,omitempty"`
+	// Failure is the error of the handler that failed the hook, worded as Cluster API words it
+	// (see failureText); "" when none did.
+	Failure string `json:"failure,omitempty"`
 }
 
 // IdempotencyKeyHeader names the request header that carries a hook call's key: the same on
@@ -107,8 +110,9 @@ func (c *Client) CallHook(ctx context.Context, hook, namespace string, req map[s
 	return c.callAll(ctx, handlers, hook, req), nil
 }
 
-// callAll calls the handlers and aggregates their answers: any Failure (or a failed call under
-// failurePolicy Fail) fails the hook; the lowest non-zero retryAfterSeconds blocks it.
+// callAll calls the handlers in turn and aggregates their answers: a Failure (or a failed call
+// under failurePolicy Fail) fails the hook, and, as in Cluster API's CallAllExtensions, the
+// handlers after it are not called; the lowest non-zero retryAfterSeconds blocks it.
 func (c *Client) callAll(ctx context.Context, handlers []registered, hook string, req map[string]any) *Result {
 	res := &Result{}
 	var msgs []string
@@ -119,6 +123,7 @@ func (c *Client) callAll(ctx context.Context, handlers []registered, hook string
 		case call.Ignored:
 		case call.Error != "" || call.Status == string(hooksv1.ResponseStatusFailure):
 			res.Failed = append(res.Failed, call.Handler)
+			res.Failure = failureText(hook, call)
 		case call.RetryAfterSeconds > 0 && (res.RetryAfterSeconds == 0 || call.RetryAfterSeconds < res.RetryAfterSeconds):
 			res.RetryAfterSeconds = call.RetryAfterSeconds
 		}
@@ -127,9 +132,23 @@ func (c *Client) callAll(ctx context.Context, handlers []registered, hook string
 		} else if call.Error != "" {
 			msgs = append(msgs, call.Handler+": "+call.Error)
 		}
+		if res.Failure != "" {
+			break
+		}
 	}
 	res.Message = strings.Join(msgs, "; ")
 	return res
+}
+
+// failureText is the error of a handler's call that failed the hook, as Cluster API v1.14's
+// runtime client wraps it (CallAllExtensions around CallExtension, validateResponseStatus for a
+// Failure answer): the Cluster's TopologyReconciled condition shows it (#13813).
+func failureText(hook string, call Call) string {
+	why := call.Error
+	if why == "" {
+		why = "got failure response with message: " + call.Message
+	}
+	return fmt.Sprintf("failed to call extension handlers for hook %q: failed to call extension handler %q: %s", hook+"."+hooksv1.Group, call.Handler, why)
 }
 
 func (c *Client) callOne(ctx context.Context, h registered, hook string, req map[string]any) Call {
@@ -151,8 +170,9 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 	}
 	call.Status, call.Message, call.RetryAfterSeconds = resp.Status, resp.Message, resp.RetryAfterSeconds
 	if call.Status != string(hooksv1.ResponseStatusSuccess) && call.Status != string(hooksv1.ResponseStatusFailure) {
-		call.Error = fmt.Sprintf("response status %q is neither Success nor Failure", call.Status)
-		call.Ignored = h.ignoresErrors()
+		// An answer, not a failed call: failurePolicy Ignore does not cover it (Cluster API's
+		// validateResponseStatus runs after the policy's check).
+		call.Error = fmt.Sprintf("got unknown response status %q with message: %v", call.Status, call.Message)
 	}
 	return call
 }

@@ -63,6 +63,12 @@ func TestCallAggregation(t *testing.T) {
 	res = c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
 	assert.Equal(t, []string{"beforeclustercreate-handler.ext-a"}, res.Failed)
 	assert.Contains(t, res.Message, "no quota")
+	// Worded as Cluster API v1.14's runtime client wraps it (CallAllExtensions, CallExtension,
+	// validateResponseStatus), and, as there, the handlers after the failing one are not called.
+	assert.Equal(t, `failed to call extension handlers for hook "BeforeClusterCreate.hooks.runtime.cluster.x-k8s.io": `+
+		`failed to call extension handler "beforeclustercreate-handler.ext-a": got failure response with message: no quota`, res.Failure)
+	assert.Len(t, res.Calls, 1, "ext-b not called after ext-a failed")
+	assert.Len(t, b.Calls(hooksv1.BeforeClusterCreate), 1, "only the first round reached ext-b")
 
 	res = c.callAll(context.Background(), hs, hooksv1.BeforeClusterCreate, req)
 	assert.Empty(t, res.Failed)
@@ -81,6 +87,10 @@ func TestCallAggregation(t *testing.T) {
 	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Failure", Message: "real no"})
 	res = c.callAll(context.Background(), ignoring, hooksv1.BeforeClusterCreate, req)
 	assert.NotEmpty(t, res.Failed, "Ignore does not swallow a Failure answer")
+	a.Script(hooksv1.BeforeClusterCreate, extension.Answer{Status: "Maybe", Message: "odd"})
+	res = c.callAll(context.Background(), ignoring, hooksv1.BeforeClusterCreate, req)
+	assert.NotEmpty(t, res.Failed, "nor an answer of unknown status (checked after the failure policy, as in Cluster API)")
+	assert.Contains(t, res.Failure, `got unknown response status "Maybe" with message: odd`)
 }
 
 // TestTLSIsVerified: a server whose certificate is not signed by the caBundle is refused.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -75,6 +76,29 @@ func HookBlocks(stage HookStage, why, target string) Condition {
 	}
 	return False(TopologyReconciled, ReasonClusterCreating, clusterv1.ConditionSeverityInfo, why)
 }
+
+// HookFailed is the topology condition after a lifecycle hook failed (failure is the runtime
+// client's error, see runtimeext.Result.Failure). Cluster API v1.14 reports it as a failed
+// reconcile (#13813), the error wrapped by the reconcile step that called the hook.
+func HookFailed(hook, failure string) Condition {
+	return Failed(hookCaller[hook] + failure)
+}
+
+// hookCaller is how Cluster API's reconcile wraps a hook's error, by where it calls the hook:
+// the upgrade hooks while computing the control plane's version (desiredstate's
+// computeControlPlaneVersion, under Generate), the after-hooks in reconcileState's callAfterHooks;
+// BeforeClusterCreate and BeforeClusterDelete are returned unwrapped.
+var hookCaller = map[string]string{
+	hooknames.BeforeClusterUpgrade:         upgradeHookCaller,
+	hooknames.BeforeControlPlaneUpgrade:    upgradeHookCaller,
+	hooknames.AfterControlPlaneUpgrade:     upgradeHookCaller,
+	hooknames.BeforeWorkersUpgrade:         upgradeHookCaller,
+	hooknames.AfterWorkersUpgrade:          upgradeHookCaller,
+	hooknames.AfterControlPlaneInitialized: "error reconciling the Cluster topology: ",
+	hooknames.AfterClusterUpgrade:          "error reconciling the Cluster topology: ",
+}
+
+const upgradeHookCaller = "error computing the desired state of the Cluster topology: failed to compute ControlPlane: failed to compute version of ControlPlane: "
 
 // HookAnswer says why a blocking hook's answer holds the step ("" when it lets it go on):
 // handlers failed, or one asked to retry later.

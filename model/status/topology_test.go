@@ -13,6 +13,7 @@ import (
 // Cluster API's v1beta1 TopologyReconciled reasons).
 func TestTopologyConditions(t *testing.T) {
 	info, errSev := clusterv1.ConditionSeverityInfo, clusterv1.ConditionSeverityError
+	hookErr := `failed to call extension handlers for hook "X.hooks.runtime.cluster.x-k8s.io": failed to call extension handler "h.ext": got failure response with message: no`
 	for _, tc := range []struct {
 		name string
 		got  Condition
@@ -27,8 +28,22 @@ func TestTopologyConditions(t *testing.T) {
 			Condition{Type: TopologyReconciled, Reason: "ClusterCreating", Severity: info, Message: "hook BeforeClusterCreate asked to retry in 10s"}},
 		{"upgrade held", HookBlocks(StageUpgrade, "hook BeforeClusterUpgrade asked to retry in 10s", "v1.32.0"),
 			Condition{Type: TopologyReconciled, Reason: "ClusterUpgrading", Severity: info, Message: "Cluster is upgrading to v1.32.0\n  * hook BeforeClusterUpgrade asked to retry in 10s"}},
-		{"delete held", HookBlocks(StageDelete, "hook BeforeClusterDelete failed (h): boom", ""),
-			Condition{Type: TopologyReconciled, Reason: "Deleting", Severity: info, Message: "hook BeforeClusterDelete failed (h): boom"}},
+		{"delete held", HookBlocks(StageDelete, "hook BeforeClusterDelete asked to retry in 5s", ""),
+			Condition{Type: TopologyReconciled, Reason: "Deleting", Severity: info, Message: "hook BeforeClusterDelete asked to retry in 5s"}},
+		// A failed hook is a failed reconcile, its error wrapped by where Cluster API v1.14 calls
+		// it (#13813): unwrapped from the create and delete hooks (Reconciler.callBeforeClusterCreateHook,
+		// reconcileDelete), under "error computing the desired state" from the upgrade hooks
+		// (generator.computeControlPlaneVersion), under "error reconciling" from the after-hooks
+		// (Reconciler.callAfterHooks).
+		{"create hook failed", HookFailed("BeforeClusterCreate", hookErr),
+			Condition{Type: TopologyReconciled, Reason: "TopologyReconcileFailed", Severity: errSev, Message: hookErr}},
+		{"delete hook failed", HookFailed("BeforeClusterDelete", hookErr),
+			Condition{Type: TopologyReconciled, Reason: "TopologyReconcileFailed", Severity: errSev, Message: hookErr}},
+		{"upgrade hook failed", HookFailed("BeforeWorkersUpgrade", hookErr),
+			Condition{Type: TopologyReconciled, Reason: "TopologyReconcileFailed", Severity: errSev,
+				Message: "error computing the desired state of the Cluster topology: failed to compute ControlPlane: failed to compute version of ControlPlane: " + hookErr}},
+		{"after-hook failed", HookFailed("AfterControlPlaneInitialized", hookErr),
+			Condition{Type: TopologyReconciled, Reason: "TopologyReconcileFailed", Severity: errSev, Message: "error reconciling the Cluster topology: " + hookErr}},
 		{"create pending", CreatePending([]string{"md-0", "mp-0"}),
 			Condition{Type: TopologyReconciled, Reason: "MachineDeploymentsCreatePending", Severity: info,
 				Message: "MachineDeployment(s) md-0, mp-0 creation pending: waiting for the control plane to be stable"}},

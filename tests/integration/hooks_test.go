@@ -132,9 +132,13 @@ func TestHookFailureRetriedSoon(t *testing.T) {
 	start := time.Now()
 	e.applyFile(classFile)
 	e.applyFile(clusterFile)
+	// Reported as Cluster API v1.14 reports an extension's error (#13813): a failed reconcile
+	// whose message is the runtime client's error.
 	e.eventually(20*time.Second, "the failure reported", func() (bool, string) {
 		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
-		return cond != nil && strings.Contains(cond.Message, "hook BeforeClusterCreate failed") && strings.Contains(cond.Message, "quota service down"), fmt.Sprint(cond)
+		return cond != nil && cond.Reason == "TopologyReconcileFailed" &&
+			strings.HasPrefix(cond.Message, `failed to call extension handlers for hook "BeforeClusterCreate.hooks.runtime.cluster.x-k8s.io": failed to call extension handler "`) &&
+			strings.HasSuffix(cond.Message, `": got failure response with message: quota service down`), fmt.Sprint(cond)
 	})
 	e.eventually(30*time.Second, "the infrastructure cluster created once the hook passes", func() (bool, string) {
 		n := len(e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simclusters"), ""))

@@ -20,8 +20,11 @@ import (
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
+// Group is the API group of the hooks; Cluster API names a hook with it ("BeforeClusterCreate.hooks.runtime.cluster.x-k8s.io").
+const Group = "hooks.runtime.cluster.x-k8s.io"
+
 // APIVersion is the apiVersion every request and response carries.
-const APIVersion = "hooks.runtime.cluster.x-k8s.io/v1alpha1"
+const APIVersion = Group + "/v1alpha1"
 
 // Hook names as they appear in ExtensionConfig handlers and request kinds (without "Request"),
 // from hooknames.
