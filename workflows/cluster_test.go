@@ -721,7 +721,7 @@ func TestUpgradeStateAndContinueAsNew(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		st := queryState(t, env)
 		require.NotNil(t, st.Upgrade)
-		assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", st.Upgrade.Workflow)
+		assert.Equal(t, "topology/ns/c1/upgrade/v1.33.1", st.Upgrade.Workflow)
 		assert.Equal(t, "[v1.31.2] -> v1.32.4 -> v1.33.1", st.Upgrade.PlanLine())
 		assert.Equal(t, hooksv1.BeforeClusterUpgrade, st.Upgrade.HeldBy)
 		assert.Equal(t, "hook BeforeClusterUpgrade", st.Step)
@@ -799,7 +799,7 @@ func TestClusterWorkflowHandsOverDuringLongUpgrade(t *testing.T) {
 	var next ClusterInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.NotNil(t, next.Upgrade, "the running upgrade is handed to the next run")
-	assert.Equal(t, "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", next.Upgrade.Workflow)
+	assert.Equal(t, "topology/ns/c1/upgrade/v1.33.1", next.Upgrade.Workflow)
 	assert.Equal(t, []string{"v1.32.4", "v1.33.1"}, next.Upgrade.Plan)
 	assert.Equal(t, upgrade.Ledger{CreatePassed: true}, next.Ledger, "the upgrade holds the hook answers, not this run")
 	w.mu.Lock()
@@ -812,7 +812,7 @@ func TestClusterWorkflowHandsOverDuringLongUpgrade(t *testing.T) {
 func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
 	w := &fakeWorld{infraReady: true, cpInit: true}
 	env := newEnv(t, w)
-	id := "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1"
+	id := "topology/ns/c1/upgrade/v1.33.1"
 	forwarded := 0
 	env.OnSignalExternalWorkflow(mock.Anything, id, "", SignalClusterEvent, mock.Anything).Return(func(string, string, string, string, interface{}) error {
 		forwarded++
@@ -827,7 +827,7 @@ func TestAdoptedUpgradeEndsBySignal(t *testing.T) {
 		require.NotNil(t, st.Upgrade)
 		assert.Equal(t, id, st.Upgrade.Workflow)
 		assert.Equal(t, 1, forwarded, "one event forwarded on taking over")
-		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: "topology/ns/c1/upgrade/v1.30.0-to-v1.31.2", Ended: "completed"})
+		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: "topology/ns/c1/upgrade/v1.31.2", Ended: "completed"})
 		env.SignalWorkflow(SignalUpgradeEnded, UpgradeOutput{Workflow: id, Ledger: done, Ended: "completed",
 			Hooks: []HookRecord{{Hook: hooksv1.AfterClusterUpgrade, Version: "v1.33.1", Outcome: "passed"}}})
 	}, 30*time.Second)
@@ -862,7 +862,7 @@ func TestAdoptedUpgradeGone(t *testing.T) {
 		w.set(func(w *fakeWorld) { w.gone = true })
 	})
 	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true},
-		Upgrade: &UpgradeState{Workflow: "topology/ns/c1/upgrade/v1.31.2-to-v1.33.1", From: "v1.31.2", To: "v1.33.1"}})
+		Upgrade: &UpgradeState{Workflow: "topology/ns/c1/upgrade/v1.33.1", From: "v1.31.2", To: "v1.33.1"}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NotEmpty(t, w.calls)

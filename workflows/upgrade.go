@@ -17,10 +17,15 @@ import (
 // history (every step, wait and hook call) is one page in the UI.
 const ClusterUpgradeWorkflowType = "ClusterUpgrade"
 
-// UpgradeWorkflowID is the readable ID of an upgrade: the Cluster's workflow ID plus from -> to.
-func UpgradeWorkflowID(ref activities.ClusterRef, from, to string) string {
-	return WorkflowID(ref.Namespace, ref.Name) + "/upgrade/" + from + "-to-" + to
+// UpgradeWorkflowID is the ID of an upgrade: the Cluster's workflow ID plus the version it
+// upgrades to. A Cluster runs one upgrade at a time and its target is its spec.topology.version,
+// so the starter can name the running upgrade from the Cluster alone and signal it directly
+// (see the starter's watcher); where it upgrades from is in the workflow's summary and state.
+func UpgradeWorkflowID(ref activities.ClusterRef, to string) string {
+	return WorkflowID(ref.Namespace, ref.Name) + upgradeIDInfix + to
 }
+
+const upgradeIDInfix = "/upgrade/"
 
 // UpgradeInput starts a ClusterUpgrade.
 type UpgradeInput struct {
@@ -60,7 +65,7 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 	r := newRun(ctx, in.Cluster, in.Timing, in.Ledger)
 	r.upgrade = &in
 	r.state = State{Cluster: in.Cluster.String(), Step: "starting upgrade " + in.From + " -> " + in.To, Hooks: in.Hooks, Ledger: &r.ledger,
-		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.From, in.To), From: in.From, To: in.To, Plan: in.Plan, PlannedBy: in.PlannedBy}}
+		Upgrade: &UpgradeState{Workflow: UpgradeWorkflowID(in.Cluster, in.To), From: in.From, To: in.To, Plan: in.Plan, PlannedBy: in.PlannedBy}}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "Where the upgrade stands: step, what it waits for and the hook ledger"}); err != nil {
 		return nil, err
@@ -109,7 +114,7 @@ func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutp
 // runUpgrade runs an upgrade as a child workflow and waits for it, forwarding watch events to it.
 // Its result carries the hook answers back into this workflow's memory.
 func (r *clusterRun) runUpgrade(ctx workflow.Context, u *upgrade.Summary) passOutcome {
-	id := UpgradeWorkflowID(r.ref, u.From, u.Target)
+	id := UpgradeWorkflowID(r.ref, u.Target)
 	r.setStep(ctx, "upgrade "+u.From+" -> "+u.Target, "the upgrade workflow "+id)
 	// The upgrade may outlive this run: this run may continue as new while it waits, so a long
 	// upgrade cannot grow its history without bound.
@@ -142,7 +147,7 @@ func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
 		return nil
 	}
 	r.lookedForUpgrade = true
-	prefix := WorkflowID(r.ref.Namespace, r.ref.Name) + "/upgrade/"
+	prefix := WorkflowID(r.ref.Namespace, r.ref.Name) + upgradeIDInfix
 	var ids []string
 	err := r.step(ctx, "look for a running upgrade of this Cluster", stepBudget, acts.RunningWorkflows,
 		activities.RunningWorkflowsInput{Type: ClusterUpgradeWorkflowType, IDPrefix: prefix}, &ids)
@@ -153,8 +158,8 @@ func (r *clusterRun) runningUpgrade(ctx workflow.Context) *UpgradeState {
 	// target ends as superseded, and starting the current one finds it running and waits for it.
 	sort.Strings(ids)
 	id := ids[len(ids)-1]
-	from, to, _ := strings.Cut(strings.TrimPrefix(id, prefix), "-to-")
-	return &UpgradeState{Workflow: id, From: from, To: to}
+	// Where it upgrades from is its own to know (its state query); this run shows only the target.
+	return &UpgradeState{Workflow: id, From: "?", To: strings.TrimPrefix(id, prefix)}
 }
 
 // awaitUpgrade waits for the upgrade in r.state.Upgrade to end, forwarding watch events to it

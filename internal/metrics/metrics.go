@@ -46,6 +46,8 @@ var (
 	QueueDepth    = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
 	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
 	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
+	// Of those events, the ones sent straight to a Cluster's running upgrade workflow instead.
+	SignalsToUpgrades = counter("signals_to_upgrades_total", "Events signalled straight to a Cluster's running upgrade workflow instead of the Cluster's workflow.")
 	// Requests to the Kubernetes API server, by verb (get, list, watch, create, patch, update,
 	// delete), resource ("clusters", "clusters/status", "" for discovery) and response code
 	// class (2xx, 4xx, 5xx, error): where the API server's work comes from.

@@ -73,8 +73,8 @@ func TestUpgradeHooks(t *testing.T) {
 	})
 
 	// The upgrade ran as its own workflow, with a readable ID.
-	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1")
-	assert.Equal(t, "topology/"+e.ns+"/demo/upgrade/v1.31.2-to-v1.33.1", upID)
+	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1")
+	assert.Equal(t, "topology/"+e.ns+"/demo/upgrade/v1.33.1", upID)
 	e.eventually(10*time.Second, "upgrade workflow completed", func() (bool, string) {
 		d, err := tc.DescribeWorkflowExecution(context.Background(), upID, "")
 		if err != nil {
@@ -184,7 +184,7 @@ func TestUpgradeHooks(t *testing.T) {
 		assert.True(t, strings.HasPrefix(l, "BeforeClusterUpgrade(v1.33.1): retry in"), "only BeforeClusterUpgrade blocked: %s", l)
 	}
 	e.recordHistory(workflows.WorkflowID(e.ns, "demo"), "cluster-with-upgrade.json")
-	e.recordHistory(workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"), "upgrade-chained-hooks.json")
+	e.recordHistory(workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1"), "upgrade-chained-hooks.json")
 }
 
 // upgradeHookLine is a hook log line of `starter status` about an upgrade hook: its time, then
@@ -252,7 +252,7 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 	e.waitReconciled("demo", 30*time.Second)
 
 	clusterRuns := workflowRuns(t, workflows.WorkflowID(e.ns, "demo"))
-	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
+	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1"))
 	t.Logf("Cluster workflow runs: %d, upgrade workflow runs: %d", len(clusterRuns), len(upgradeRuns))
 	assert.GreaterOrEqual(t, count(upgradeRuns, "ContinuedAsNew"), 1, "the upgrade continued as new: %v", upgradeRuns)
 	assert.Equal(t, "Completed", upgradeRuns[0])
@@ -284,7 +284,7 @@ func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	e.runPasses("demo")
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
 	e.assertChainedVersions()
-	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.33.1"))
+	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1"))
 	assert.Equal(t, []string{"Completed"}, upgradeRuns, "one upgrade, never started twice")
 	runs := workflowRuns(t, id)
 	assert.Equal(t, "Running", runs[0], "a new Cluster workflow runs: %v", runs)
@@ -302,7 +302,7 @@ func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 func TestRevertedUpgradeEnds(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
-	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.31.2", "v1.32.4")
+	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.32.4")
 
 	revert := func(blocking string) {
 		t.Helper()

@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
+	"github.com/topoflow/topoflow/workflows"
 )
 
 // TestChainedUpgrade: with kubernetesVersions in the class, an upgrade over two minors steps the
@@ -52,6 +54,21 @@ func chainedUpgrade(t *testing.T, concurrency int) {
 		return len(at) == 4, fmt.Sprintf("%v; %s", at, msg)
 	})
 	e.waitReconciled("demo", 60*time.Second)
+
+	// Once the Cluster said ClusterUpgrading, the starter signalled the upgrade's own workflow,
+	// not the Cluster's workflow to forward each event.
+	var direct, forwarded int
+	for _, ev := range e.history(workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1")).Events {
+		if sig := ev.GetWorkflowExecutionSignaledEventAttributes(); sig != nil && sig.GetSignalName() == workflows.SignalClusterEvent {
+			if sig.GetExternalWorkflowExecution() != nil {
+				forwarded++
+			} else {
+				direct++
+			}
+		}
+	}
+	t.Logf("events to the upgrade: %d from the starter, %d forwarded", direct, forwarded)
+	assert.Greater(t, direct, forwarded, "events signalled to the upgrade directly (%d) and forwarded by the Cluster's workflow (%d)", direct, forwarded)
 
 	// What each part reported, in the order the rollouts finished.
 	var seq []string

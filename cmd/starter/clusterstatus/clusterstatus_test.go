@@ -20,7 +20,7 @@ func report() *Report {
 		Conditions:   []Condition{{Type: "TopologyReconciled", Status: "False", Reason: "ClusterUpgrading", Message: "Cluster is upgrading to v1.32.4\n  * Control plane upgrading"}},
 		Workflow:     "topology/default/demo",
 		State: &workflows.State{Step: "upgrade v1.31.2 -> v1.32.4", Passes: 3,
-			Upgrade: &workflows.UpgradeState{Workflow: "topology/default/demo/upgrade/v1.31.2-to-v1.32.4", From: "v1.31.2", To: "v1.32.4"}},
+			Upgrade: &workflows.UpgradeState{Workflow: "topology/default/demo/upgrade/v1.32.4", From: "v1.31.2", To: "v1.32.4"}},
 		Upgrade: &workflows.State{Step: "wait for providers"},
 	}
 }

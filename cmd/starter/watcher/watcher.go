@@ -35,6 +35,7 @@ import (
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/workflows"
 )
 
@@ -627,9 +628,18 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 	if err != nil {
 		return err
 	}
-	managed := false
+	managed, upgradingTo := false, ""
 	if u := asUnstructured(obj); exists && u != nil {
 		_, managed, _ = unstructured.NestedMap(u.Object, "spec", "topology")
+		upgradingTo = upgradeTarget(u)
+	}
+	if upgradingTo != "" {
+		// The upgrade's workflow does the passes while it runs: signalled directly, it is not
+		// woken through its parent (one workflow task and one signal less per event).
+		sent, err := w.signalUpgrade(ctx, activities.ClusterRef{Namespace: ns, Name: name}, upgradingTo, ev)
+		if sent || err != nil {
+			return err
+		}
 	}
 	if !managed {
 		err := w.temporal.SignalWorkflow(ctx, id, "", workflows.SignalClusterEvent, ev)
@@ -656,4 +666,38 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 	}
 	w.log.Debug("signalled", "workflow", id, "source", source)
 	return nil
+}
+
+// upgradeTarget is the version a Cluster's upgrade runs to, as its status tells: its topology
+// version while TopologyReconciled says ClusterUpgrading, else "". The status may lag the
+// workflows, so it is only where an event is tried first (see signalUpgrade).
+func upgradeTarget(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == string(status.TopologyReconciled) {
+			if m["reason"] != status.ReasonClusterUpgrading {
+				return ""
+			}
+			version, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "version")
+			return version
+		}
+	}
+	return ""
+}
+
+// signalUpgrade signals the running upgrade of a Cluster to the version to (sent); an upgrade
+// that has ended, or has not started yet, is not signalled, and the Cluster's own workflow gets
+// the event instead.
+func (w *Watcher) signalUpgrade(ctx context.Context, ref activities.ClusterRef, to string, ev workflows.ClusterEvent) (sent bool, err error) {
+	err = w.temporal.SignalWorkflow(ctx, workflows.UpgradeWorkflowID(ref, to), "", workflows.SignalClusterEvent, ev)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("signal upgrade of %s to %s: %w", ref, to, err)
+	}
+	metrics.SignalsToUpgrades.WithLabelValues().Inc()
+	return true, nil
 }
