@@ -69,7 +69,7 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 
 	if !initialized {
 		cluster := u.GetLabels()[clusterNameLabel]
-		c, err := p.dyn.Resource(Clusters).Namespace(u.GetNamespace()).Get(ctx, cluster, metav1.GetOptions{})
+		c, err := p.cached(Clusters, u.GetNamespace(), cluster)
 		if err != nil {
 			return time.Second, nil
 		}
@@ -81,23 +81,33 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 			return left, nil
 		}
 		p.progress(ctx, u, rolloutTarget(u))
-		p.recordVersion(u, version)
 		st["initialized"], st["ready"], st["version"] = true, true, version
 		st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, desired, int64(0)
-		return 0, p.updateStatus(ctx, SimControlPlanes, u, st)
+		return 0, p.reportVersion(ctx, SimControlPlanes, u, st, version)
 	}
 
 	done, left := p.progress(ctx, u, rolloutTarget(u))
 	st["replicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, int64(0)
-	if done {
-		if cur, _, _ := unstructured.NestedString(u.Object, "status", "version"); cur != version {
-			p.recordVersion(u, version)
-		}
-		st["version"], st["updatedReplicas"] = version, desired
-	} else {
+	if !done {
 		st["updatedReplicas"] = int64(0)
+		return left, p.updateStatus(ctx, SimControlPlanes, u, st)
+	}
+	st["version"], st["updatedReplicas"] = version, desired
+	if cur, _, _ := unstructured.NestedString(u.Object, "status", "version"); cur != version {
+		return left, p.reportVersion(ctx, SimControlPlanes, u, st, version)
 	}
 	return left, p.updateStatus(ctx, SimControlPlanes, u, st)
+}
+
+// reportVersion writes a status that reports a version reached, and records the transition once
+// the write has gone through (a write that fails, say while the API server is away, is tried again
+// and must not record it twice).
+func (p *Provider) reportVersion(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, st map[string]any, version string) error {
+	if err := p.updateStatus(ctx, gvr, u, st); err != nil {
+		return err
+	}
+	p.recordVersion(u, version)
+	return nil
 }
 
 // rolloutTarget is what a control plane rolls out when it changes: version and machine template.
@@ -159,10 +169,11 @@ func (p *Provider) reconcilePool(ctx context.Context, gvr schema.GroupVersionRes
 	}
 	if !done {
 		st["phase"] = "ScalingUp"
-	} else if first || p.versionChanged(u, version) {
-		p.recordVersion(u, version)
 	}
 	kindStatus(st, desired, done)
+	if done && (first || p.versionChanged(u, version)) {
+		return left, p.reportVersion(ctx, gvr, u, st, version)
+	}
 	return left, p.updateStatus(ctx, gvr, u, st)
 }
 

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -84,6 +86,10 @@ type Provider struct {
 	opts  Options
 	log   *slog.Logger
 	queue workqueue.TypedRateLimitingInterface[key]
+	// listers read the watched kinds (and Clusters) from the informers' caches, as a real
+	// provider's controllers do: a GET per reconcile made the simulator the API server's and
+	// etcd's biggest reader in the bench.
+	listers map[schema.GroupVersionResource]cache.GenericLister
 
 	mu       sync.Mutex
 	rollouts map[types.UID]rollout
@@ -191,6 +197,10 @@ func (p *Provider) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	p.listers = map[schema.GroupVersionResource]cache.GenericLister{}
+	for _, gvr := range append(slices.Collect(maps.Keys(reconcilers)), Clusters) {
+		p.listers[gvr] = factory.ForResource(gvr).Lister()
+	}
 	// A control plane waits for its Cluster's infrastructure: like a real control plane provider,
 	// it is reconciled when that becomes ready, not only by polling for it.
 	if _, err := factory.ForResource(Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -250,7 +260,7 @@ func infrastructureReady(cluster *unstructured.Unstructured) bool {
 }
 
 func (p *Provider) process(ctx context.Context, k key, fn reconcileFunc) {
-	u, err := p.dyn.Resource(k.gvr).Namespace(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+	u, err := p.cached(k.gvr, k.namespace, k.name)
 	if apierrors.IsNotFound(err) {
 		p.queue.Forget(k)
 		return
@@ -286,11 +296,25 @@ func (p *Provider) setting(ctx context.Context, u *unstructured.Unstructured, na
 	if cluster == "" {
 		return ""
 	}
-	c, err := p.dyn.Resource(Clusters).Namespace(u.GetNamespace()).Get(ctx, cluster, metav1.GetOptions{})
+	c, err := p.cached(Clusters, u.GetNamespace(), cluster)
 	if err != nil {
 		return ""
 	}
 	return c.GetAnnotations()[name]
+}
+
+// cached is a copy of an object from the informers' cache (the reconcilers change their copy); a
+// stale one only costs a conflict when its status is written, and the key is tried again.
+func (p *Provider) cached(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	obj, err := p.listers[gvr].ByNamespace(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("simulator: %s %s/%s is a %T", gvr.Resource, namespace, name, obj)
+	}
+	return u.DeepCopy(), nil
 }
 
 func (p *Provider) duration(ctx context.Context, u *unstructured.Unstructured, name string, def time.Duration) time.Duration {
