@@ -34,6 +34,15 @@ var (
 	SAPhase            = temporal.NewSearchAttributeKeyKeyword("TopoflowPhase")
 )
 
+// ClusterStart is what a Cluster's workflow starts with wherever it is started (by the starter,
+// or by an upgrade that outlived it; see restartCluster): its summary and details in the UI, and
+// the search attributes naming its Cluster.
+func ClusterStart(ref activities.ClusterRef) (summary, details string, attrs temporal.SearchAttributes) {
+	return "Cluster " + ref.String(),
+		"Lifecycle of the managed Cluster **" + ref.String() + "**: create, day-2 changes, upgrades and delete.",
+		temporal.NewSearchAttributes(SAClusterNamespace.ValueSet(ref.Namespace), SAClusterName.ValueSet(ref.Name))
+}
+
 // SearchAttributeNames lists the names above, for registration.
 var SearchAttributeNames = []string{"TopoflowClusterNamespace", "TopoflowClusterName", "TopoflowClass", "TopoflowTargetVersion", "TopoflowPhase"}
 

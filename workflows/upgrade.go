@@ -105,10 +105,27 @@ func ClusterUpgrade(ctx workflow.Context, in UpgradeInput) (*UpgradeOutput, erro
 func (r *clusterRun) endUpgrade(ctx workflow.Context, ended string) *UpgradeOutput {
 	out := &UpgradeOutput{Workflow: r.state.Upgrade.Workflow, Ledger: r.ledger, Ended: ended, Hooks: r.state.Hooks}
 	if parent := workflow.GetInfo(ctx).ParentWorkflowExecution; parent != nil {
-		// An error means the Cluster's workflow is gone; a new one re-reads the Cluster anyway.
-		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalUpgradeEnded, out).Get(ctx, nil)
+		err := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalUpgradeEnded, out).Get(ctx, nil)
+		if err != nil && ended != "gone" {
+			r.restartCluster(ctx, out)
+		}
 	}
 	return out
+}
+
+// restartCluster starts the Cluster's workflow again, with the upgrade's answers, when no run of
+// it is there to take them (an operator terminated it mid-upgrade): the starter sends watch
+// events to the running upgrade, so none started it meanwhile. One started by an event since
+// gets the answer as a signal, as a run that adopted the upgrade would.
+func (r *clusterRun) restartCluster(ctx workflow.Context, out *UpgradeOutput) {
+	id := WorkflowID(r.ref.Namespace, r.ref.Name)
+	opts := workflow.ChildWorkflowOptions{WorkflowID: id, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON}
+	opts.StaticSummary, opts.StaticDetails, opts.TypedSearchAttributes = ClusterStart(r.ref)
+	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), ClusterWorkflowType,
+		ClusterInput{Cluster: r.ref, Timing: r.timing, Ledger: out.Ledger, Hooks: out.Hooks})
+	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		_ = workflow.SignalExternalWorkflow(ctx, id, "", SignalUpgradeEnded, out).Get(ctx, nil)
+	}
 }
 
 // runUpgrade runs an upgrade as a child workflow and waits for it, forwarding watch events to it.

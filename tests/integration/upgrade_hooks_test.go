@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -220,6 +221,27 @@ func workflowRuns(t *testing.T, id string) []string {
 	return out
 }
 
+// handOvers counts the runs of a Cluster's workflow that began by waiting for an upgrade an
+// earlier run handed over (ClusterInput.Upgrade).
+func handOvers(t *testing.T, id string) int {
+	t.Helper()
+	resp, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: temporal.Namespace, Query: fmt.Sprintf("WorkflowId = %q", id)})
+	require.NoError(t, err)
+	n := 0
+	for _, x := range resp.Executions {
+		it := tc.GetWorkflowHistory(context.Background(), id, x.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		first, err := it.Next()
+		require.NoError(t, err)
+		var in workflows.ClusterInput
+		payloads := first.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+		if len(payloads) == 1 && json.Unmarshal(payloads[0].GetData(), &in) == nil && in.Upgrade != nil {
+			n++
+		}
+	}
+	return n
+}
+
 func count(ss []string, s string) int {
 	n := 0
 	for _, x := range ss {
@@ -231,14 +253,27 @@ func count(ss []string, s string) int {
 }
 
 // TestLongUpgradeContinuesAsNew: with a tiny history budget, both the Cluster's workflow and the
-// upgrade continue as new many times during a chained upgrade (the Cluster's workflow hands the
-// running upgrade to its next run). The upgrade is not disturbed: every hook once and in order,
-// every part through its versions once, and the hook log survives.
+// upgrade continue as new during a chained upgrade (the Cluster's workflow hands the running
+// upgrade to its next run). The upgrade is not disturbed: every hook once and in order, every
+// part through its versions once, and the hook log survives.
 func TestLongUpgradeContinuesAsNew(t *testing.T) {
 	e := newEnv(t, envOptions{timing: workflows.Timing{PassesBeforeContinueAsNew: 3}, sim: provider.Options{RolloutDuration: 2 * time.Second}})
 	ext := e.hookedCluster("v1.31.2", "v1.32.4", "v1.33.1")
 	ext.BlockFor(hooksv1.BeforeClusterUpgrade, 4*time.Second, "change freeze")
 	e.setVersion("demo", "v1.33.1")
+	// The starter sends watch events to the running upgrade; those the Cluster's workflow still
+	// gets (sent here directly, as the starter does until the Cluster says ClusterUpgrading) it
+	// forwards, and they count toward its budget until it hands the upgrade over.
+	id := workflows.WorkflowID(e.ns, "demo")
+	upID := workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1")
+	e.eventually(30*time.Second, "the upgrade started", func() (bool, string) {
+		return len(workflowRuns(t, upID)) > 0, ""
+	})
+	e.eventually(60*time.Second, "the Cluster's workflow handed the upgrade to its next run", func() (bool, string) {
+		require.NoError(t, tc.SignalWorkflow(e.ctx, id, "", workflows.SignalClusterEvent, workflows.ClusterEvent{Source: "resync"}))
+		n := handOvers(t, id)
+		return n > 0, fmt.Sprint(n)
+	})
 	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
 	e.eventually(10*time.Second, "pending-hooks annotation cleared", func() (bool, string) {
 		v, ok := e.cluster("demo").Annotations["runtime.cluster.x-k8s.io/pending-hooks"]
@@ -251,8 +286,8 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 	e.assertChainedVersions()
 	e.waitReconciled("demo", 30*time.Second)
 
-	clusterRuns := workflowRuns(t, workflows.WorkflowID(e.ns, "demo"))
-	upgradeRuns := workflowRuns(t, workflows.UpgradeWorkflowID(activities.ClusterRef{Namespace: e.ns, Name: "demo"}, "v1.33.1"))
+	clusterRuns := workflowRuns(t, id)
+	upgradeRuns := workflowRuns(t, upID)
 	t.Logf("Cluster workflow runs: %d, upgrade workflow runs: %d", len(clusterRuns), len(upgradeRuns))
 	assert.GreaterOrEqual(t, count(upgradeRuns, "ContinuedAsNew"), 1, "the upgrade continued as new: %v", upgradeRuns)
 	assert.Equal(t, "Completed", upgradeRuns[0])
@@ -273,14 +308,20 @@ func TestLongUpgradeContinuesAsNew(t *testing.T) {
 }
 
 // TestClusterWorkflowTerminatedMidUpgrade: an operator terminates a Cluster's workflow in the
-// middle of an upgrade. The upgrade runs on; the next watch event starts a new Cluster workflow,
-// which finds the upgrade running and waits for it instead of starting another. Every hook once.
+// middle of an upgrade. The upgrade runs on (the starter sends it the watch events); when it
+// ends with no Cluster workflow to take its answers, it starts a new one with them (a watch event
+// that reaches the Cluster's workflow first starts one that finds the upgrade running and waits
+// for it instead of starting another). Every hook once.
 func TestClusterWorkflowTerminatedMidUpgrade(t *testing.T) {
 	e := newEnv(t, envOptions{sim: provider.Options{RolloutDuration: 3 * time.Second}})
 	ext := e.startChainedUpgrade()
 	id := workflows.WorkflowID(e.ns, "demo")
 	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "operator test"))
 	e.waitUpgraded(ext, "v1.33.1", 150*time.Second)
+	e.eventually(30*time.Second, "a new Cluster workflow", func() (bool, string) {
+		runs := workflowRuns(t, id)
+		return len(runs) > 1 && runs[0] == "Running", fmt.Sprint(runs)
+	})
 	e.runPasses("demo")
 	assert.Equal(t, chainedUpgradeHooks, hookCalls(ext), "each hook exactly once, in order")
 	e.assertChainedVersions()

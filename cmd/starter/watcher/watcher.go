@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -649,17 +648,10 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 		}
 		return err
 	}
-	opts := client.StartWorkflowOptions{
-		ID:            id,
-		TaskQueue:     w.opts.TaskQueue,
-		StaticSummary: "Cluster " + key,
-		StaticDetails: "Lifecycle of the managed Cluster **" + key + "**: create, day-2 changes, upgrades and delete.",
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SAClusterNamespace.ValueSet(ns),
-			workflows.SAClusterName.ValueSet(name),
-		),
-	}
-	in := workflows.ClusterInput{Cluster: activities.ClusterRef{Namespace: ns, Name: name}, Timing: w.opts.Timing}
+	ref := activities.ClusterRef{Namespace: ns, Name: name}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: w.opts.TaskQueue}
+	opts.StaticSummary, opts.StaticDetails, opts.TypedSearchAttributes = workflows.ClusterStart(ref)
+	in := workflows.ClusterInput{Cluster: ref, Timing: w.opts.Timing}
 	_, err = w.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalClusterEvent, ev, opts, workflows.ClusterWorkflowType, in)
 	if err != nil {
 		return fmt.Errorf("signal-with-start %s: %w", id, err)
