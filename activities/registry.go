@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -70,7 +72,7 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 	vars := class.Status.Variables
 	if len(discoveryErrs) > 0 {
 		cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
-		cond["message"] = "VariableDiscovery failed: " + strings.Join(discoveryErrs, "; ")
+		cond["message"] = "VariableDiscovery failed: " + aggregate(discoveryErrs)
 	} else {
 		vars = variables.StatusVariables(class, discovered...)
 		checked := class.DeepCopy()
@@ -200,19 +202,31 @@ func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.Clu
 		switch {
 		case err != nil && !isExtensionError(err):
 			return nil, nil, err
+		// Worded as Cluster API v1.14's ClusterClass controller words them (reconcileVariables).
 		case err != nil:
-			failed = append(failed, fmt.Sprintf("patch %s: %v", p.Name, err))
+			failed = append(failed, fmt.Sprintf("failed to call DiscoverVariables for patch %s: %v", p.Name, err))
 			continue
 		case resp.Status == "":
-			failed = append(failed, fmt.Sprintf("patch %s: DiscoverVariables handler %s gave no answer (failurePolicy Ignore)", p.Name, *p.External.DiscoverVariablesExtension))
+			// The handler failed under failurePolicy Ignore: no answer, no variables.
+			failed = append(failed, fmt.Sprintf("patch %s returned status %q with message %q", p.Name, resp.Status, resp.Message))
 			continue
 		}
 		if errs := validation.Variables(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
-			failed = append(failed, fmt.Sprintf("patch %s: %v", p.Name, errs.ToAggregate()))
+			failed = append(failed, errs.ToAggregate().Error())
 			continue
 		}
 		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(resp.Variables))
 		out = append(out, variables.Discovered{Patch: p.Name, Variables: resp.Variables})
 	}
 	return out, failed, nil
+}
+
+// aggregate joins messages as Cluster API's aggregated errors read (k8s.io/apimachinery's
+// errors.Aggregate): one alone, several as "[a, b]".
+func aggregate(msgs []string) string {
+	errs := make([]error, 0, len(msgs))
+	for _, m := range msgs {
+		errs = append(errs, errors.New(m))
+	}
+	return utilerrors.NewAggregate(errs).Error()
 }

@@ -11,14 +11,16 @@ import (
 )
 
 // ExtensionError is a failed call of one named handler: it could not be reached or answered
-// Failure. Message is safe to show on the Cluster or ClusterClass.
+// Failure. Message is safe to show on the Cluster or ClusterClass; Error reads as Cluster API
+// v1.14's runtime client words a failed CallExtension, so the conditions that show it read the
+// same (#13813).
 type ExtensionError struct {
 	Hook, Handler string
 	Message       string
 }
 
 func (e *ExtensionError) Error() string {
-	return fmt.Sprintf("%s handler %s: %s", e.Hook, e.Handler, e.Message)
+	return fmt.Sprintf("failed to call extension handler %q: %s", e.Handler, e.Message)
 }
 
 // CallExtension calls one handler by the name a ClusterClass gives it ("<handler>.<extensionconfig>",
@@ -92,9 +94,9 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 	switch common.Status {
 	case hooksv1.ResponseStatusSuccess:
 	case hooksv1.ResponseStatusFailure:
-		return &ExtensionError{Hook: hook, Handler: name, Message: "answered Failure: " + common.Message}
+		return &ExtensionError{Hook: hook, Handler: name, Message: "got failure response with message: " + common.Message}
 	default:
-		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("response status %q is neither Success nor Failure", common.Status)}
+		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("got unknown response status %q with message: %v", common.Status, common.Message)}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return &ExtensionError{Hook: hook, Handler: name, Message: "decoding the answer: " + err.Error()}

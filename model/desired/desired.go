@@ -248,7 +248,12 @@ func Compute(in Input) (*State, error) {
 	c.syncMetadata()
 	if err := patches.Apply(c.class.Spec.Patches, c.targets, ext); err != nil {
 		var pe *patches.Error
-		if errors.As(err, &pe) {
+		var ce *patches.CallError
+		switch {
+		case errors.As(err, &ce):
+			// An extension's error, shown as Cluster API v1.14 shows it (#13813).
+			return nil, fmt.Errorf("error computing the desired state of the Cluster topology: failed to apply patches: %w", err)
+		case errors.As(err, &pe):
 			return nil, fmt.Errorf("ClusterClass %s/%s: %w", c.class.Namespace, c.class.Name, err)
 		}
 		return nil, err

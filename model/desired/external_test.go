@@ -12,6 +12,7 @@ import (
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/patches"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
@@ -203,9 +204,12 @@ func TestExternalPatchErrors(t *testing.T) {
 		noExt    bool
 		want     string
 	}{
+		// An extension's error reads as in Cluster API v1.14 (#13813): generator.Generate wraps
+		// engine.Apply's "failed to generate patches for patch" or "validation of patch ... failed".
 		{name: "extension fails", generate: func(*hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
-			return nil, errors.New("answered Failure: no image for v1.31.2")
-		}, want: `patch "ext" on the topology: answered Failure: no image for v1.31.2`},
+			return nil, errors.New(`failed to call extension handler "h.ext": got failure response with message: no image for v1.31.2`)
+		}, want: `error computing the desired state of the Cluster topology: failed to apply patches: failed to generate patches for patch "ext": ` +
+			`failed to call extension handler "h.ext": got failure response with message: no image for v1.31.2`},
 		{name: "unknown uid", generate: func(*hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
 			return &hooksv1.GeneratePatchesResponse{CommonResponse: success(), Items: []hooksv1.GeneratePatchesResponseItem{{UID: "nope", PatchType: hooksv1.JSONPatchType, Patch: []byte(`[]`)}}}, nil
 		}, want: `answer items[0] has uid "nope", which is not in the request`},
@@ -217,8 +221,11 @@ func TestExternalPatchErrors(t *testing.T) {
 		}, want: `patch "ext" on SimClusterTemplate quick-start-cluster (InfrastructureCluster): answer items[0]: applying JSON patch`},
 		{name: "validation fails", generate: func(*hooksv1.GeneratePatchesRequest) (*hooksv1.GeneratePatchesResponse, error) {
 			return &hooksv1.GeneratePatchesResponse{CommonResponse: success()}, nil
-		}, validate: func(*hooksv1.ValidateTopologyRequest) error { return errors.New("answered Failure: too few replicas") },
-			want: `patch "ext" on the topology: topology validation failed: answered Failure: too few replicas`},
+		}, validate: func(*hooksv1.ValidateTopologyRequest) error {
+			return errors.New(`failed to call extension handler "v.ext": got failure response with message: too few replicas`)
+		},
+			want: `error computing the desired state of the Cluster topology: failed to apply patches: validation of patch "ext" failed: ` +
+				`failed to call extension handler "v.ext": got failure response with message: too few replicas`},
 		{name: "no extensions (offline)", noExt: true, want: `patch "ext" on the topology: external patches need Runtime Extensions`},
 	}
 	for _, tc := range cases {
@@ -231,7 +238,10 @@ func TestExternalPatchErrors(t *testing.T) {
 			_, err := Compute(in)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Contains(t, err.Error(), "ClusterClass default/quick-start")
+			var ce *patches.CallError
+			if !errors.As(err, &ce) {
+				assert.Contains(t, err.Error(), "ClusterClass default/quick-start")
+			}
 		})
 	}
 }

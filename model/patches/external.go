@@ -134,7 +134,7 @@ func (e *External) generate(p *clusterv1.ClusterClassPatch, targets []*Target) e
 	}
 	resp, err := e.Extensions.GeneratePatches(*p.External.GenerateExtension, p.External.Settings, req)
 	if err != nil {
-		return fail(nil, err)
+		return &CallError{Patch: p.Name, Err: err}
 	}
 	if resp == nil {
 		return nil // the handler failed under failurePolicy Ignore: no patches
@@ -194,7 +194,7 @@ func (e *External) validate(p *clusterv1.ClusterClassPatch, targets []*Target) e
 		req.Items = append(req.Items, &hooksv1.ValidateTopologyRequestItem{HolderReference: t.Holder, Object: runtime.RawExtension{Raw: doc}, Variables: vars})
 	}
 	if err := e.Extensions.ValidateTopology(*p.External.ValidateExtension, p.External.Settings, req); err != nil {
-		return &Error{Patch: p.Name, Template: "the topology", Err: fmt.Errorf("topology validation failed: %w", err)}
+		return &CallError{Patch: p.Name, Validate: true, Err: err}
 	}
 	return nil
 }

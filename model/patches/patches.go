@@ -82,6 +82,25 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// CallError is an external patch's extension that failed to answer (a failed call, or a Failure
+// answer), worded as Cluster API v1.14's patch engine wraps it (engine.Apply): generating
+// ("failed to generate patches for patch %q: ...") or validating ("validation of patch %q
+// failed: ...").
+type CallError struct {
+	Patch    string
+	Validate bool
+	Err      error
+}
+
+func (e *CallError) Error() string {
+	if e.Validate {
+		return fmt.Sprintf("validation of patch %q failed: %v", e.Patch, e.Err)
+	}
+	return fmt.Sprintf("failed to generate patches for patch %q: %v", e.Patch, e.Err)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
 // Apply applies the class's patches to the targets in the order the class lists them: inline
 // patches here, external patches through ext (see External), whose GeneratePatches answers are
 // applied before the next patch runs; then every external validateExtension checks the result.

@@ -115,9 +115,12 @@ func TestExternalPatches(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedSlice(u.Object, vars, "spec", "topology", "variables"))
 		}
 	})
+	// Worded as Cluster API v1.14 shows an extension's error (#13813).
 	e.eventually(30*time.Second, "the validation failure on the Cluster", func() (bool, string) {
 		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
-		return cond != nil && strings.Contains(cond.Message, "md-1 needs an approved image"), fmt.Sprint(cond)
+		return cond != nil && cond.Reason == "TopologyReconcileFailed" &&
+			strings.HasPrefix(cond.Message, "error computing the desired state of the Cluster topology: failed to apply patches: validation of patch ") &&
+			strings.HasSuffix(cond.Message, `": got failure response with message: md-1 needs an approved image`), fmt.Sprint(cond)
 	})
 	e.waitReconciled("demo", 90*time.Second)
 
@@ -227,7 +230,7 @@ func TestVariableDiscoveryFailure(t *testing.T) {
 	e.eventually(20*time.Second, "the failure on the class", func() (bool, string) {
 		c := class().Status.Conditions.Get("VariablesReconciled")
 		return c != nil && c.Status == "False" && c.Reason == "VariableDiscoveryFailed" &&
-				strings.Contains(c.Message, "patch images: DiscoverVariables handler discovervariables-handler.ext-"+e.ns+": answered Failure: variable catalog unavailable"),
+				c.Message == `VariableDiscovery failed: failed to call DiscoverVariables for patch images: failed to call extension handler "discovervariables-handler.ext-`+e.ns+`": got failure response with message: variable catalog unavailable`,
 			fmt.Sprint(c)
 	})
 	e.eventually(30*time.Second, "discovered once the extension answers", func() (bool, string) {
