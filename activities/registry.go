@@ -3,10 +3,8 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -72,7 +70,7 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 	vars := class.Status.Variables
 	if len(discoveryErrs) > 0 {
 		cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
-		cond["message"] = "VariableDiscovery failed: " + aggregate(discoveryErrs)
+		cond["message"] = "VariableDiscovery failed: " + utilerrors.NewAggregate(discoveryErrs).Error()
 	} else {
 		vars = variables.StatusVariables(class, discovered...)
 		checked := class.DeepCopy()
@@ -116,7 +114,7 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 	if len(discoveryErrs) > 0 {
 		// Retried with backoff until the extensions answer (a newer change of the class or of an
 		// ExtensionConfig starts a fresh run).
-		return fmt.Errorf("variable discovery of ClusterClass %s/%s failed: %s", class.Namespace, class.Name, strings.Join(discoveryErrs, "; "))
+		return fmt.Errorf("variable discovery of ClusterClass %s/%s failed: %v", class.Namespace, class.Name, utilerrors.NewAggregate(discoveryErrs))
 	}
 	return nil
 }
@@ -188,9 +186,9 @@ func discoversVariables(class *clusterv1.ClusterClass) bool {
 // discoverVariables calls every external patch's DiscoverVariables handler. Failures of the
 // extensions, and definitions that are not valid, come back as messages for the condition; an
 // error means the API server could not be read (the activity retries).
-func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.ClusterClass) ([]variables.Discovered, []string, error) {
+func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.ClusterClass) ([]variables.Discovered, []error, error) {
 	var out []variables.Discovered
-	var failed []string
+	var failed []error
 	rc := &runtimeext.Client{Kube: a.Kube}
 	for _, p := range class.Spec.Patches {
 		if p.External == nil || p.External.DiscoverVariablesExtension == nil {
@@ -204,29 +202,19 @@ func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.Clu
 			return nil, nil, err
 		// Worded as Cluster API v1.14's ClusterClass controller words them (reconcileVariables).
 		case err != nil:
-			failed = append(failed, fmt.Sprintf("failed to call DiscoverVariables for patch %s: %v", p.Name, err))
+			failed = append(failed, fmt.Errorf("failed to call DiscoverVariables for patch %s: %w", p.Name, err))
 			continue
 		case resp.Status == "":
 			// The handler failed under failurePolicy Ignore: no answer, no variables.
-			failed = append(failed, fmt.Sprintf("patch %s returned status %q with message %q", p.Name, resp.Status, resp.Message))
+			failed = append(failed, fmt.Errorf("patch %s returned status %q with message %q", p.Name, resp.Status, resp.Message))
 			continue
 		}
 		if errs := validation.Variables(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
-			failed = append(failed, errs.ToAggregate().Error())
+			failed = append(failed, errs.ToAggregate())
 			continue
 		}
 		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(resp.Variables))
 		out = append(out, variables.Discovered{Patch: p.Name, Variables: resp.Variables})
 	}
 	return out, failed, nil
-}
-
-// aggregate joins messages as Cluster API's aggregated errors read (k8s.io/apimachinery's
-// errors.Aggregate): one alone, several as "[a, b]".
-func aggregate(msgs []string) string {
-	errs := make([]error, 0, len(msgs))
-	for _, m := range msgs {
-		errs = append(errs, errors.New(m))
-	}
-	return utilerrors.NewAggregate(errs).Error()
 }

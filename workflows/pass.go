@@ -205,8 +205,6 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		// called again after the failure backoff.
 		r.writeStatus(ctx, 0, prov, *failed)
 		r.setStep(ctx, "hook "+hooksv1.AfterControlPlaneInitialized, failed.Message)
-		r.hookFailures++
-		r.hookFailed = true
 		return waiting
 	}
 	return r.report(ctx, &res, prov)
@@ -295,17 +293,17 @@ func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *ac
 		return nil
 	}
 	out, err := r.hook(ctx, activities.HookCall{Cluster: r.ref, Hook: hooksv1.AfterControlPlaneInitialized})
-	switch {
-	case err != nil:
+	if err != nil {
 		r.state.LastError = err.Error()
-	case len(out.Failed) > 0:
-		r.state.LastError = "hook AfterControlPlaneInitialized failed: " + out.Message
-		failed := status.HookFailed(hooksv1.AfterControlPlaneInitialized, cmp.Or(out.Failure, r.state.LastError))
-		return &failed
-	default:
-		r.hookFailures = 0
-		r.ledger.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneInitialized})
+		return nil
 	}
+	// Counted as a blocking hook's failures are, so it is called again after the same backoff.
+	if why := r.blocking(hooksv1.AfterControlPlaneInitialized, out); len(out.Failed) > 0 {
+		r.state.LastError = why
+		failed := status.HookFailed(hooksv1.AfterControlPlaneInitialized, cmp.Or(out.Failure, why))
+		return &failed
+	}
+	r.ledger.Record(upgrade.Due{Hook: hooksv1.AfterControlPlaneInitialized})
 	return nil
 }
 

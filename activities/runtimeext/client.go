@@ -6,6 +6,7 @@ package runtimeext
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -144,11 +145,8 @@ func (c *Client) callAll(ctx context.Context, handlers []registered, hook string
 // runtime client wraps it (CallAllExtensions around CallExtension, validateResponseStatus for a
 // Failure answer): the Cluster's TopologyReconciled condition shows it (#13813).
 func failureText(hook string, call Call) string {
-	why := call.Error
-	if why == "" {
-		why = "got failure response with message: " + call.Message
-	}
-	return fmt.Sprintf("failed to call extension handlers for hook %q: failed to call extension handler %q: %s", hook+"."+hooksv1.Group, call.Handler, why)
+	why := cmp.Or(call.Error, answerError(hooksv1.ResponseStatus(call.Status), call.Message))
+	return fmt.Sprintf("failed to call extension handlers for hook %q: %v", hook+"."+hooksv1.Group, &ExtensionError{Hook: hook, Handler: call.Handler, Message: why})
 }
 
 func (c *Client) callOne(ctx context.Context, h registered, hook string, req map[string]any) Call {
@@ -172,7 +170,7 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 	if call.Status != string(hooksv1.ResponseStatusSuccess) && call.Status != string(hooksv1.ResponseStatusFailure) {
 		// An answer, not a failed call: failurePolicy Ignore does not cover it (Cluster API's
 		// validateResponseStatus runs after the policy's check).
-		call.Error = fmt.Sprintf("got unknown response status %q with message: %v", call.Status, call.Message)
+		call.Error = answerError(hooksv1.ResponseStatus(call.Status), call.Message)
 	}
 	return call
 }

@@ -23,6 +23,18 @@ func (e *ExtensionError) Error() string {
 	return fmt.Sprintf("failed to call extension handler %q: %s", e.Handler, e.Message)
 }
 
+// answerError says why an answer fails its call, as Cluster API's validateResponseStatus words
+// it: a Failure, or a status that is neither Success nor Failure ("" for Success).
+func answerError(status hooksv1.ResponseStatus, message string) string {
+	switch status {
+	case hooksv1.ResponseStatusSuccess:
+		return ""
+	case hooksv1.ResponseStatusFailure:
+		return "got failure response with message: " + message
+	}
+	return fmt.Sprintf("got unknown response status %q with message: %v", status, message)
+}
+
 // CallExtension calls one handler by the name a ClusterClass gives it ("<handler>.<extensionconfig>",
 // as in spec.patches[].external.generateExtension) for an object in namespace (empty for none).
 // settings override the ExtensionConfig's key by key. The answer is decoded into out.
@@ -91,12 +103,8 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 	if err := json.Unmarshal(raw, &common); err != nil {
 		return &ExtensionError{Hook: hook, Handler: name, Message: "decoding the answer: " + err.Error()}
 	}
-	switch common.Status {
-	case hooksv1.ResponseStatusSuccess:
-	case hooksv1.ResponseStatusFailure:
-		return &ExtensionError{Hook: hook, Handler: name, Message: "got failure response with message: " + common.Message}
-	default:
-		return &ExtensionError{Hook: hook, Handler: name, Message: fmt.Sprintf("got unknown response status %q with message: %v", common.Status, common.Message)}
+	if why := answerError(common.Status, common.Message); why != "" {
+		return &ExtensionError{Hook: hook, Handler: name, Message: why}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return &ExtensionError{Hook: hook, Handler: name, Message: "decoding the answer: " + err.Error()}

@@ -46,8 +46,9 @@ func Reconciled(c *clusterv1.Cluster) (int64, string) {
 // Settled says whether a Cluster is done with a change the rollout wrote at generation written:
 // topoflow reconciled that generation (TopologyReconciled=True for it), the control plane is
 // stable and no pool is rolling out (by its Machines' versions or its replica counts), and for a
-// version change the control plane and every pool run the new version. It is the same for a class rebase or a variable change as for an upgrade.
-// When not done, the string says what it waits for.
+// version change the control plane and every pool run the new version. It is the same for a
+// class rebase or a variable change as for an upgrade. When not done, the string says what it
+// waits for.
 func Settled(p Progress, c rolloutv1.Change, written int64) (bool, string) {
 	if p.ReconciledFor < written {
 		if p.Why != "" {

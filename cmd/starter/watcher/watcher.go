@@ -622,6 +622,7 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 		return nil
 	}
 	ev := workflows.ClusterEvent{Source: source, Seen: seen}
+	ref := activities.ClusterRef{Namespace: ns, Name: name}
 	id := workflows.WorkflowID(ns, name)
 	obj, exists, err := w.clusters.GetIndexer().GetByKey(key)
 	if err != nil {
@@ -635,7 +636,7 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 	if upgradingTo != "" {
 		// The upgrade's workflow does the passes while it runs: signalled directly, it is not
 		// woken through its parent (one workflow task and one signal less per event).
-		sent, err := w.signalUpgrade(ctx, activities.ClusterRef{Namespace: ns, Name: name}, upgradingTo, ev)
+		sent, err := w.signalUpgrade(ctx, ref, upgradingTo, ev)
 		if sent || err != nil {
 			return err
 		}
@@ -648,7 +649,6 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 		}
 		return err
 	}
-	ref := activities.ClusterRef{Namespace: ns, Name: name}
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: w.opts.TaskQueue}
 	opts.StaticSummary, opts.StaticDetails, opts.TypedSearchAttributes = workflows.ClusterStart(ref)
 	in := workflows.ClusterInput{Cluster: ref, Timing: w.opts.Timing}

@@ -19,10 +19,10 @@ func (p *Provider) reconcileInfraCluster(ctx context.Context, u *unstructured.Un
 		return after, err
 	}
 	st := map[string]any{"observedGeneration": u.GetGeneration()}
-	if p.setting(ctx, u, FailProvisioning) == "true" {
+	if p.setting(u, FailProvisioning) == "true" {
 		return 0, p.updateStatus(ctx, SimClusters, u, failure(st))
 	}
-	ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+	ok, left := provisioned(u, p.duration(u, ProvisionDelay, p.opts.ProvisionDelay))
 	if !ok {
 		return left, p.updateStatus(ctx, SimClusters, u, map[string]any{"ready": false})
 	}
@@ -43,7 +43,7 @@ func (p *Provider) reconcileInfraMachinePool(ctx context.Context, u *unstructure
 	if done, after, err := p.lifecycle(ctx, SimMachinePools, u); done {
 		return after, err
 	}
-	ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+	ok, left := provisioned(u, p.duration(u, ProvisionDelay, p.opts.ProvisionDelay))
 	if !ok {
 		return left, nil
 	}
@@ -59,7 +59,7 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 		return after, err
 	}
 	st := map[string]any{"observedGeneration": u.GetGeneration()}
-	if p.setting(ctx, u, FailProvisioning) == "true" {
+	if p.setting(u, FailProvisioning) == "true" {
 		st["initialized"] = false
 		return 0, p.updateStatus(ctx, SimControlPlanes, u, failure(st))
 	}
@@ -76,17 +76,17 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 		if !infrastructureReady(c) {
 			return time.Second, p.updateStatus(ctx, SimControlPlanes, u, map[string]any{"initialized": false, "ready": false})
 		}
-		ok, left := provisioned(u, p.duration(ctx, u, ProvisionDelay, p.opts.ProvisionDelay))
+		ok, left := provisioned(u, p.duration(u, ProvisionDelay, p.opts.ProvisionDelay))
 		if !ok {
 			return left, nil
 		}
-		p.progress(ctx, u, rolloutTarget(u))
+		p.progress(u, rolloutTarget(u))
 		st["initialized"], st["ready"], st["version"] = true, true, version
 		st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, desired, int64(0)
 		return 0, p.reportVersion(ctx, SimControlPlanes, u, st, version)
 	}
 
-	done, left := p.progress(ctx, u, rolloutTarget(u))
+	done, left := p.progress(u, rolloutTarget(u))
 	st["replicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, int64(0)
 	if !done {
 		st["updatedReplicas"] = int64(0)
@@ -158,7 +158,7 @@ func (p *Provider) reconcilePool(ctx context.Context, gvr schema.GroupVersionRes
 	tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
 	version, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version")
 	first := !p.seen(u)
-	done, left := p.progress(ctx, u, hashOf(tmpl))
+	done, left := p.progress(u, hashOf(tmpl))
 	st := map[string]any{
 		"observedGeneration":  u.GetGeneration(),
 		"replicas":            desired,

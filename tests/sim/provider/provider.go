@@ -283,7 +283,7 @@ func (p *Provider) process(ctx context.Context, k key, fn reconcileFunc) {
 }
 
 // setting returns an annotation from the object, else from its Cluster.
-func (p *Provider) setting(ctx context.Context, u *unstructured.Unstructured, name string) string {
+func (p *Provider) setting(u *unstructured.Unstructured, name string) string {
 	if v, ok := u.GetAnnotations()[name]; ok {
 		return v
 	}
@@ -317,8 +317,8 @@ func (p *Provider) cached(gvr schema.GroupVersionResource, namespace, name strin
 	return u.DeepCopy(), nil
 }
 
-func (p *Provider) duration(ctx context.Context, u *unstructured.Unstructured, name string, def time.Duration) time.Duration {
-	if v := p.setting(ctx, u, name); v != "" {
+func (p *Provider) duration(u *unstructured.Unstructured, name string, def time.Duration) time.Duration {
+	if v := p.setting(u, name); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
 			return d
 		}
@@ -339,7 +339,7 @@ func (p *Provider) lifecycle(ctx context.Context, gvr schema.GroupVersionResourc
 			return true, 0, nil
 		}
 		p.recordDeletion(u, false)
-		wait := p.duration(ctx, u, DeleteDelay, p.opts.DeleteDelay) - time.Since(ts.Time)
+		wait := p.duration(u, DeleteDelay, p.opts.DeleteDelay) - time.Since(ts.Time)
 		if wait > 0 {
 			return true, wait, nil
 		}
@@ -405,7 +405,7 @@ func hashOf(v any) string {
 
 // progress advances the rollout of target for an object: it reports whether the rollout is
 // finished and, if not, how long until it is.
-func (p *Provider) progress(ctx context.Context, u *unstructured.Unstructured, target string) (bool, time.Duration) {
+func (p *Provider) progress(u *unstructured.Unstructured, target string) (bool, time.Duration) {
 	p.mu.Lock()
 	r, ok := p.rollouts[u.GetUID()]
 	if !ok {
@@ -422,10 +422,10 @@ func (p *Provider) progress(ctx context.Context, u *unstructured.Unstructured, t
 	if r.done {
 		return true, 0
 	}
-	if p.setting(ctx, u, StuckRollout) == "true" {
+	if p.setting(u, StuckRollout) == "true" {
 		return false, 0
 	}
-	left := p.duration(ctx, u, RolloutDuration, p.opts.RolloutDuration) - time.Since(r.started)
+	left := p.duration(u, RolloutDuration, p.opts.RolloutDuration) - time.Since(r.started)
 	if left > 0 {
 		return false, left
 	}
