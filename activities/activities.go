@@ -65,6 +65,8 @@ type Activities struct {
 	hookAnswers *recentAnswers
 	// Events records Kubernetes Events on Clusters (nil: none; see event).
 	Events record.EventRecorder
+	// workload reads workload clusters' Nodes (see nodeVersions).
+	workload workloadClients
 }
 
 // New returns the activity set.

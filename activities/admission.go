@@ -76,7 +76,11 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	return upgrade.InputFrom(c, class, cp, byMD, byMP, machines)
+	nodes, err := a.nodeVersions(ctx, c, mps)
+	if err != nil {
+		return upgrade.Input{}, fmt.Errorf("failed to check if MachinePools are upgrading: %w", err)
+	}
+	return upgrade.InputFrom(c, class, cp, byMD, byMP, machines, nodes)
 }
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.

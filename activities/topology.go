@@ -124,6 +124,7 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 		}
 	}
 	if res.Skip == SkipGone || res.Skip == SkipNoTopology {
+		a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
 		return res, nil
 	}
 	// 2. What the providers say, after the applies, for the workflow's status. A read error
@@ -420,6 +421,9 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 	}
 	if current.MachineVersions, err = a.machineVersions(ctx, cluster); err != nil {
 		return err
+	}
+	if current.NodeVersions, err = a.nodeVersions(ctx, cluster, mps); err != nil {
+		return workloadFailed(err)
 	}
 	current.PoolTemplates, err = a.poolTemplates(ctx, l, mds)
 	return err

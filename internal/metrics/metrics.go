@@ -43,7 +43,10 @@ var (
 	// Updates the starter did not signal because only topoflow's own field managers changed the
 	// object (an echo of topoflow's write), by kind.
 	EchoesSkipped = counter("watch_echoes_skipped_total", "Watch updates not signalled because only topoflow's own writes changed the object, by kind.", "kind")
-	QueueDepth    = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
+	// Updates the starter did not signal because they changed nothing a pass reads (a provider's
+	// finalizer, a condition, a status already known: topology.Unobserved), by kind.
+	UnobservedSkipped = counter("watch_unobserved_skipped_total", "Watch updates not signalled because they changed nothing a pass reads, by kind.", "kind")
+	QueueDepth        = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
 	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
 	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
 	// Of those events, the ones sent straight to a Cluster's running upgrade workflow instead.

@@ -93,6 +93,9 @@ type Current struct {
 	// MachineDeployment's name (each Machine's spec.version and its Node's kubelet version); nil
 	// where Machines are not served (see upgrade.MachineVersions).
 	MachineVersions upgrade.MachineVersions `json:",omitempty"`
+	// NodeVersions are the kubelet versions of each MachinePool's Nodes, by the MachinePool's
+	// name; nil where not read (see upgrade.NodeVersions).
+	NodeVersions upgrade.NodeVersions `json:",omitempty"`
 }
 
 // State is the desired topology of one Cluster.

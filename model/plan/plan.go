@@ -286,7 +286,7 @@ func validate(in *Input) error {
 	errs = append(errs, validation.Cluster(c, in.Old, in.Desired.Class, nil)...)
 	if in.Old != nil && c.Spec.Topology != nil {
 		cur := in.Desired.Current
-		running, err := upgrade.InputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions)
+		running, err := upgrade.InputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 		if err != nil {
 			return err
 		}

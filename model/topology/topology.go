@@ -50,7 +50,7 @@ type Decision struct {
 func Decide(in Input) (*Decision, error) {
 	d := in.Desired
 	cur := d.Current
-	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions)
+	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -8,6 +9,7 @@ import (
 
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/pools"
 )
@@ -17,7 +19,7 @@ import (
 // the one place that decides what "stable", "rolling out", "deferred" and "held" mean, for the
 // apply activity, the plan and the version checks alike. External is left for the caller.
 func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *unstructured.Unstructured,
-	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool, machines MachineVersions) (Input, error) {
+	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool, machines MachineVersions, nodes NodeVersions) (Input, error) {
 	topo := cluster.Spec.Topology
 	in := Input{Target: topo.Version, KubernetesVersions: class.Spec.KubernetesVersions}
 	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
@@ -44,7 +46,7 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 	for _, t := range pools.Topologies(topo) {
 		var p Pool
 		if t.MachinePool {
-			p = mpPool(t.Name, mps[t.Name])
+			p = mpPool(t.Name, mps[t.Name], machines != nil, nodes)
 		} else {
 			p = mdPool(t.Name, mds[t.Name], machines)
 		}
@@ -60,6 +62,27 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 		in.Pools = append(in.Pools, p)
 	}
 	return in, nil
+}
+
+// ObservedPool reads a MachineDeployment or MachinePool object alone as InputFrom does (its
+// Machines and Nodes aside): whether it exists, its version, and whether it converges or rolls out
+// by its status.
+func ObservedPool(u *unstructured.Unstructured) (Pool, error) {
+	switch u.GetKind() {
+	case "MachineDeployment":
+		var md clusterv1.MachineDeployment
+		if _, err := decode.Lenient(u, &md); err != nil {
+			return Pool{}, err
+		}
+		return mdPool(u.GetName(), &md, nil), nil
+	case "MachinePool":
+		var mp clusterv1.MachinePool
+		if _, err := decode.Lenient(u, &mp); err != nil {
+			return Pool{}, err
+		}
+		return mpPool(u.GetName(), &mp, false, nil), nil
+	}
+	return Pool{}, fmt.Errorf("%s %s is not a pool", u.GetKind(), u.GetName())
 }
 
 // MachineVersions are the versions the Machines of each MachineDeployment run, by the
@@ -94,7 +117,18 @@ func mdPool(name string, md *clusterv1.MachineDeployment, machines MachineVersio
 	return p
 }
 
-func mpPool(name string, mp *clusterv1.MachinePool) Pool {
+// NodeVersions are the kubelet versions of each MachinePool's Nodes (its status.nodeRefs, read
+// from the workload cluster), by the MachinePool's name. A nil map means they were not read: no
+// MachinePool has Nodes yet (Cluster API connects to the workload cluster only then), or a plan
+// from files.
+type NodeVersions map[string][]string
+
+// mpPool reads a MachinePool. Where its Nodes are known it rolls out (upgrades) while one of them
+// runs another kubelet version than the MachinePool's, one not reporting a version included:
+// Cluster API's IsMachinePoolUpgrading. Beside Cluster API (machinesServed) one without Nodes is
+// not upgrading. With neither, as with the simulated providers, the replica counts and phase stand
+// in.
+func mpPool(name string, mp *clusterv1.MachinePool, machinesServed bool, nodes NodeVersions) Pool {
 	p := Pool{Name: name, MachinePool: true}
 	if mp == nil {
 		return p
@@ -107,7 +141,15 @@ func mpPool(name string, mp *clusterv1.MachinePool) Pool {
 	if mp.Spec.Replicas != nil {
 		want = *mp.Spec.Replicas
 	}
-	p.RollingOut = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
-	p.Converging = p.RollingOut
+	p.Converging = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
+	kubelets, known := nodes[mp.Name]
+	switch {
+	case known && len(mp.Status.NodeRefs) > 0:
+		p.RollingOut = p.Version != "" && slices.ContainsFunc(kubelets, func(v string) bool { return v != p.Version })
+	case machinesServed:
+		p.RollingOut = false
+	default:
+		p.RollingOut = p.Converging
+	}
 	return p
 }

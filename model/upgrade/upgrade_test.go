@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // world plays the providers: every round topoflow's decisions are applied, then every rollout
@@ -471,5 +472,46 @@ func TestMachineDeploymentUpgradingFromMachines(t *testing.T) {
 		{"Machines not known: replicas updated", md(2, 2), nil, false},
 	} {
 		assert.Equal(t, tc.want, mdPool("md-0", tc.md, tc.machines).RollingOut, tc.name)
+	}
+}
+
+// TestMachinePoolUpgradingFromNodes: where a MachinePool's Nodes were read, it is upgrading while
+// one of them runs another kubelet version, or reports none (Cluster API's IsMachinePoolUpgrading
+// compares each Node's kubelet version with the MachinePool's), whatever its replica counts say.
+// Beside Cluster API (Machines served) one without Nodes is not upgrading: Cluster API reads
+// Nodes only through status.nodeRefs. Otherwise, as with the simulated providers, the replica
+// counts and phase stand in.
+func TestMachinePoolUpgradingFromNodes(t *testing.T) {
+	v := "v1.34.0"
+	mp := func(ready int32, nodes ...string) *clusterv1.MachinePool {
+		m := &clusterv1.MachinePool{}
+		m.Name, m.Generation = "mp-0-abc", 1
+		replicas := int32(2)
+		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, &v
+		m.Status.ObservedGeneration, m.Status.ReadyReplicas = 1, ready
+		for _, n := range nodes {
+			m.Status.NodeRefs = append(m.Status.NodeRefs, corev1.ObjectReference{Kind: "Node", Name: n})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name           string
+		mp             *clusterv1.MachinePool
+		machinesServed bool
+		nodes          NodeVersions
+		want           bool
+	}{
+		{"every Node at the version, replicas not ready", mp(1, "n1", "n2"), true, NodeVersions{"mp-0-abc": {v, v}}, false},
+		{"a Node on the old kubelet, replicas ready", mp(2, "n1", "n2"), true, NodeVersions{"mp-0-abc": {v, "v1.33.0"}}, true},
+		{"a Node not reporting a version", mp(2, "n1"), true, NodeVersions{"mp-0-abc": {""}}, true},
+		{"the simulated providers' Nodes count too", mp(1, "n1"), false, NodeVersions{"mp-0-abc": {v}}, false},
+		{"beside Cluster API, no Nodes yet", mp(0), true, nil, false},
+		{"another MachinePool's Nodes", mp(0), true, NodeVersions{"mp-1-xyz": {"v1.33.0"}}, false},
+		{"nothing known: replicas not ready", mp(1), false, nil, true},
+		{"nothing known: replicas ready", mp(2), false, nil, false},
+	} {
+		p := mpPool("mp-0", tc.mp, tc.machinesServed, tc.nodes)
+		assert.Equal(t, tc.want, p.RollingOut, tc.name)
+		assert.Equal(t, tc.mp.Status.ReadyReplicas != 2, p.Converging, tc.name+": converging keeps the replica rule")
 	}
 }

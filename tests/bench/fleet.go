@@ -111,7 +111,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	}
 	f.procs = &processes{cmds: map[string]*exec.Cmd{}, logs: logDir, env: env, args: map[string][]string{
 		"worker":  workerArgs,
-		"starter": {binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr},
+		"starter": append([]string{binPath(o, "starter"), "run", "--task-queue", queue, "--namespace", ns, "--metrics-addr", starterAddr}, strings.Fields(o.starterArgs)...),
 	}}
 	for _, name := range []string{"worker", "starter"} {
 		if err := f.procs.start(name); err != nil {

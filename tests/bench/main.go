@@ -38,6 +38,7 @@ type options struct {
 	rollout     bool
 	timeout     time.Duration
 	workerArgs  string
+	starterArgs string
 	profile     string
 	heap        string
 	memLimit    string
@@ -54,6 +55,7 @@ func main() {
 	flag.BoolVar(&o.rollout, "rollout", true, "after the upgrade, move the fleet to a patch release with a Rollout of four stages")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "how long the fleet may take for a phase")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "extra worker flags, space separated (e.g. \"--read-cache=false\")")
+	flag.StringVar(&o.starterArgs, "starter-args", "", "extra starter flags, space separated (e.g. \"--coalesce=0\")")
 	flag.StringVar(&o.profile, "worker-profile", "", "write a CPU profile of the worker during the fleet create to this file (go tool pprof FILE)")
 	flag.StringVar(&o.heap, "worker-heap", "", "write a heap profile of the worker after the fleet create to this file (go tool pprof FILE)")
 	flag.StringVar(&o.memLimit, "worker-memory-limit", "", "the worker's Go soft memory limit (GOMEMLIMIT, e.g. 270MiB: what the worker sets itself in a 300 MiB container)")

@@ -35,6 +35,7 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/status"
+	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/workflows"
 )
 
@@ -530,7 +531,9 @@ func (w *Watcher) watchDeletingMachineSets() {
 	})
 }
 
-// watchOwned starts (once) a watch of topology-owned objects of one resource.
+// watchOwned starts (once) a watch of topology-owned objects of one resource. Creates and deletes
+// signal their Cluster; an update does unless it is an echo of topoflow's own write or changes
+// nothing a pass reads (topology.Unobserved).
 func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -563,6 +566,10 @@ func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 			}
 			if echo(o, n, w.ours) {
 				metrics.EchoesSkipped.WithLabelValues(n.GetKind()).Inc()
+				return
+			}
+			if topology.Unobserved(o, n) {
+				metrics.UnobservedSkipped.WithLabelValues(n.GetKind()).Inc()
 				return
 			}
 			handler(obj)

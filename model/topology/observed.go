@@ -1,0 +1,64 @@
+package topology
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/model/contract"
+	"github.com/topoflow/topoflow/model/upgrade"
+)
+
+// observed is what a pass reads from the status of one object of a Cluster's topology, by the
+// same reads the pass makes: the provider contract's facts for an infrastructure cluster or a
+// control plane (either contract is read, the object's role is not known here), a pool's state
+// for a MachineDeployment or MachinePool, and a MachinePool's Nodes.
+type observed struct {
+	Infra        contract.InfraClusterState
+	ControlPlane contract.ControlPlaneState
+	Pool         upgrade.Pool
+	// Nodes are a MachinePool's status.nodeRefs, whose kubelet versions tell whether it upgrades
+	// (upgrade.NodeVersions).
+	Nodes []any
+}
+
+func observe(u *unstructured.Unstructured) (observed, error) {
+	var o observed
+	var err error
+	switch u.GetKind() {
+	case "MachineDeployment", "MachinePool":
+		o.Nodes, _, _ = unstructured.NestedSlice(u.Object, "status", "nodeRefs")
+		o.Pool, err = upgrade.ObservedPool(u)
+		return o, err
+	}
+	if o.Infra, err = contract.ReadInfraCluster(u); err != nil {
+		return o, err
+	}
+	o.ControlPlane, err = contract.ReadControlPlane(u)
+	return o, err
+}
+
+// Unobserved tells that an update of an object of a Cluster's topology (its infrastructure
+// cluster, control plane, MachineDeployments and MachinePools) changed nothing a pass reads: not
+// its generation (its spec), labels, annotations or owner references, not its deletion, and not the
+// status facts the pass reads (observed). A provider adding its finalizer, setting a condition, or
+// writing a status it had already reported makes such an update; the starter does not wake the
+// Cluster's workflow for it, since the pass would find nothing to do. An object that cannot be
+// read counts as changed.
+func Unobserved(old, cur *unstructured.Unstructured) bool {
+	if old == nil || cur == nil || old.GetGeneration() != cur.GetGeneration() ||
+		old.GetDeletionTimestamp() != nil || cur.GetDeletionTimestamp() != nil ||
+		!maps.Equal(old.GetLabels(), cur.GetLabels()) || !maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
+		!slices.EqualFunc(old.GetOwnerReferences(), cur.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return reflect.DeepEqual(a, b) }) {
+		return false
+	}
+	o, err := observe(old)
+	if err != nil {
+		return false
+	}
+	c, err := observe(cur)
+	return err == nil && reflect.DeepEqual(o, c)
+}
