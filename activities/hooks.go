@@ -61,35 +61,11 @@ func (a *Activities) CallLifecycleHook(ctx context.Context, in HookCall) (*HookO
 		return nil, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
 	cluster.ManagedFields = nil
-	js, err := json.Marshal(cluster)
+	req, err := hookRequest(in, cluster)
 	if err != nil {
 		return nil, err
 	}
-	var body map[string]any
-	if err := json.Unmarshal(js, &body); err != nil {
-		return nil, err
-	}
 	rc := &runtimeext.Client{Kube: a.Kube}
-	req := map[string]any{"cluster": body}
-	if in.FromKubernetesVersion != "" {
-		req["fromKubernetesVersion"] = in.FromKubernetesVersion
-	}
-	if in.ToKubernetesVersion != "" {
-		req["toKubernetesVersion"] = in.ToKubernetesVersion
-	}
-	if in.KubernetesVersion != "" {
-		req["kubernetesVersion"] = in.KubernetesVersion
-	}
-	for field, versions := range map[string][]string{"controlPlaneUpgrades": in.ControlPlaneUpgrades, "workersUpgrades": in.WorkersUpgrades} {
-		if len(versions) == 0 {
-			continue
-		}
-		steps := make([]any, 0, len(versions))
-		for _, v := range versions {
-			steps = append(steps, map[string]any{"version": v})
-		}
-		req[field] = steps
-	}
 	started := time.Now()
 	res, err := rc.CallHook(ctx, in.Hook, in.Cluster.Namespace, req)
 	if err != nil {
@@ -140,6 +116,37 @@ func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) 
 		return err
 	}
 	return nil
+}
+
+// hookRequest is the typed request of a lifecycle hook (model/api/hooks/v1alpha1) as the map the
+// runtime client completes for each handler (apiVersion and kind, settings, the Cluster in the
+// version the handler reads).
+func hookRequest(in HookCall, cluster *clusterv1.Cluster) (map[string]any, error) {
+	steps := func(versions []string) []hooksv1.UpgradeStepInfo {
+		var out []hooksv1.UpgradeStepInfo
+		for _, v := range versions {
+			out = append(out, hooksv1.UpgradeStepInfo{Version: v})
+		}
+		return out
+	}
+	var req any
+	switch in.Hook {
+	case hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized, hooksv1.BeforeClusterDelete:
+		req = hooksv1.ClusterRequest{Cluster: *cluster}
+	case hooksv1.BeforeClusterUpgrade:
+		req = hooksv1.BeforeClusterUpgradeRequest{Cluster: *cluster, FromKubernetesVersion: in.FromKubernetesVersion,
+			ToKubernetesVersion: in.ToKubernetesVersion, ControlPlaneUpgrades: steps(in.ControlPlaneUpgrades), WorkersUpgrades: steps(in.WorkersUpgrades)}
+	default: // the per-step upgrade hooks and AfterClusterUpgrade
+		req = hooksv1.UpgradeStepRequest{Cluster: *cluster, FromKubernetesVersion: in.FromKubernetesVersion,
+			ToKubernetesVersion: in.ToKubernetesVersion, KubernetesVersion: in.KubernetesVersion,
+			ControlPlaneUpgrades: steps(in.ControlPlaneUpgrades), WorkersUpgrades: steps(in.WorkersUpgrades)}
+	}
+	js, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(js, &out)
 }
 
 // hookOutcome names a hook call's result for topoflow_hook_calls_total.
