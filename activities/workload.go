@@ -36,10 +36,12 @@ type workloadClients struct {
 func (w *workloadClients) get(ctx context.Context, a *Activities, cluster *clusterv1.Cluster) (kubernetes.Interface, error) {
 	key := cluster.Namespace + "/" + cluster.Name
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.clients[key]; ok {
+	c, ok := w.clients[key]
+	w.mu.Unlock()
+	if ok {
 		return c, nil
 	}
+	// Built outside the lock: a slow read for one Cluster holds up no other.
 	name := cluster.Name + "-kubeconfig"
 	s, err := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -55,10 +57,12 @@ func (w *workloadClients) get(ctx context.Context, a *Activities, cluster *clust
 		return nil, fmt.Errorf("the kubeconfig Secret %s/%s: %w", cluster.Namespace, name, err)
 	}
 	cfg.Timeout = workloadTimeout
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err = kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.clients == nil {
 		w.clients = map[string]kubernetes.Interface{}
 	}
