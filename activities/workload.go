@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -33,7 +34,7 @@ type workloadClients struct {
 	clients map[string]kubernetes.Interface
 }
 
-func (w *workloadClients) get(ctx context.Context, a *Activities, cluster *clusterv1.Cluster) (kubernetes.Interface, error) {
+func (w *workloadClients) get(ctx context.Context, k *kube.Client, cluster *clusterv1.Cluster) (kubernetes.Interface, error) {
 	key := cluster.Namespace + "/" + cluster.Name
 	w.mu.Lock()
 	c, ok := w.clients[key]
@@ -43,7 +44,7 @@ func (w *workloadClients) get(ctx context.Context, a *Activities, cluster *clust
 	}
 	// Built outside the lock: a slow read for one Cluster holds up no other.
 	name := cluster.Name + "-kubeconfig"
-	s, err := a.Kube.Dynamic.Resource(secrets).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := k.Dynamic.Resource(secrets).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig Secret %s/%s: %w", cluster.Namespace, name, err)
 	}
@@ -91,7 +92,7 @@ func (a *Activities) nodeVersions(ctx context.Context, cluster *clusterv1.Cluste
 	if len(withNodes) == 0 {
 		return nil, nil
 	}
-	c, err := a.workload.get(ctx, a, cluster)
+	c, err := a.workload.get(ctx, a.Kube, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -42,20 +42,20 @@ current-context: c
 	}
 	ctx := context.Background()
 
-	first, err := a.workload.get(ctx, a, cluster("good"))
+	first, err := a.workload.get(ctx, a.Kube, cluster("good"))
 	require.NoError(t, err)
-	again, err := a.workload.get(ctx, a, cluster("good"))
+	again, err := a.workload.get(ctx, a.Kube, cluster("good"))
 	require.NoError(t, err)
 	assert.Same(t, first, again, "kept for the next pass")
 	a.workload.drop("ns", "good")
-	rebuilt, err := a.workload.get(ctx, a, cluster("good"))
+	rebuilt, err := a.workload.get(ctx, a.Kube, cluster("good"))
 	require.NoError(t, err)
 	assert.NotSame(t, first, rebuilt, "built again once dropped")
 
-	_, err = a.workload.get(ctx, a, cluster("missing"))
+	_, err = a.workload.get(ctx, a.Kube, cluster("missing"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "reading the kubeconfig Secret ns/missing-kubeconfig")
-	_, err = a.workload.get(ctx, a, cluster("empty"))
+	_, err = a.workload.get(ctx, a.Kube, cluster("empty"))
 	require.EqualError(t, err, "the kubeconfig Secret ns/empty-kubeconfig has no data.value")
 	assert.NotContains(t, err.Error(), "not-shown")
 }
