@@ -98,6 +98,7 @@ const pendingHooksFieldManager = "topoflow-pending-hooks"
 // SetPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation (comma separated,
 // as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
 func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
+	ctx = kube.Report(ctx) // one write, not queued behind the fleet's applies
 	cluster := &clusterv1.Cluster{}
 	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
 		if kube.IsNotFound(err) {

@@ -171,6 +171,7 @@ const StatusFieldManager = "topoflow"
 // SetClusterStatus writes phase, readiness and conditions to the Cluster's status subresource,
 // keeping condition transition times, and writes nothing when nothing would change.
 func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool, error) {
+	ctx = kube.Report(ctx) // one write, not queued behind the fleet's applies
 	cluster, err := a.readCluster(ctx, in.Cluster)
 	if err != nil {
 		if kube.IsNotFound(err) {

@@ -122,7 +122,15 @@ func New(cfg *rest.Config) (*Client, error) {
 		cfg = rest.CopyConfig(cfg)
 		cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	// The dynamic client, which every request of topoflow's own goes through, lets a Cluster's
+	// reports jump its queue (see Report); Config keeps no limiter, so the clients others build
+	// from it (Events, discovery) keep limits of their own, as before.
+	dcfg := cfg
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		dcfg = rest.CopyConfig(cfg)
+		dcfg.RateLimiter = newLaneLimiter(cfg.QPS, cfg.Burst)
+	}
+	dyn, err := dynamic.NewForConfig(dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
