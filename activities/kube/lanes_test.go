@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func waitWithin(l *laneLimiter, ctx context.Context, d time.Duration) error {
 }
 
 func TestLaneLimiter(t *testing.T) {
-	l := newLaneLimiter(1, 5) // 1/s, burst 5: reports may take up to 2 tokens ahead
+	l := newLaneLimiter(0.1, 5) // one per 10 s, burst 5: reports may take up to 2 tokens ahead (reportJump)
 	defer l.Stop()
 	for i := range 5 {
 		if !l.TryAccept() {
@@ -35,11 +36,11 @@ func TestLaneLimiter(t *testing.T) {
 			t.Fatalf("report %d waited although the queue is within reportJump: %v", i+1, err)
 		}
 	}
-	if err := waitWithin(l, report, 100*time.Millisecond); err == nil {
-		t.Fatal("a third report jumped a queue longer than reportJump")
+	if err := waitWithin(l, report, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), "past its deadline") {
+		t.Fatalf("a third report, behind a queue longer than reportJump, did not fail at once: %v", err)
 	}
 	// The reports took their tokens from the bucket: a request now waits for them too.
-	if l.bucket.Tokens() > -1 {
+	if l.bucket.Tokens() > -1.9 {
 		t.Fatalf("bucket at %.1f tokens: the reports were not counted", l.bucket.Tokens())
 	}
 }
@@ -51,7 +52,7 @@ func TestClientReportLane(t *testing.T) {
 		_, _ = w.Write([]byte(`{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Cluster","metadata":{"name":"c","namespace":"ns"}}`))
 	}))
 	defer srv.Close()
-	c, err := New(&rest.Config{Host: srv.URL, QPS: 0.5, Burst: 1})
+	c, err := New(&rest.Config{Host: srv.URL, QPS: 0.05, Burst: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestClientReportLane(t *testing.T) {
 		t.Fatalf("first request: %v", err)
 	}
 	if err := get(context.Background()); err == nil {
-		t.Fatal("a second request within 200ms passed a limit of one per 2s")
+		t.Fatal("a second request within 200ms passed a limit of one per 20s")
 	}
 	if err := get(Report(context.Background())); err != nil {
 		t.Fatalf("a report waited behind the bulk requests: %v", err)
