@@ -98,7 +98,6 @@ const pendingHooksFieldManager = "topoflow-pending-hooks"
 // SetPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation (comma separated,
 // as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
 func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
-	ctx = kube.Report(ctx) // one write, not queued behind the fleet's applies
 	cluster := &clusterv1.Cluster{}
 	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
 		if kube.IsNotFound(err) {
@@ -106,9 +105,16 @@ func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) 
 		}
 		return fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
+	return a.writePendingHooks(ctx, cluster, in.Hooks)
+}
+
+// writePendingHooks sets the pending-hooks annotation of a Cluster read before to hooks (none:
+// removed), with its own field manager; a Cluster gone meanwhile is not an error.
+func (a *Activities) writePendingHooks(ctx context.Context, cluster *clusterv1.Cluster, hooks []string) error {
+	ctx = kube.Report(ctx)       // one write, not queued behind the fleet's applies
 	obj := clusterShell(cluster) // with its uid: a Cluster deleted meanwhile is not created again
-	if len(in.Hooks) > 0 {
-		obj.SetAnnotations(map[string]string{runtimev1.PendingHooksAnnotation: strings.Join(in.Hooks, ",")})
+	if len(hooks) > 0 {
+		obj.SetAnnotations(map[string]string{runtimev1.PendingHooksAnnotation: strings.Join(hooks, ",")})
 	}
 	if _, err := a.Kube.Apply(ctx, obj, pendingHooksFieldManager); err != nil {
 		if kube.IsNotFound(err) {

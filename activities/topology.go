@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
@@ -51,8 +53,8 @@ const (
 	SkipDeleting Skip = "Deleting"
 	// SkipPaused: spec.paused or the cluster.x-k8s.io/paused annotation is set.
 	SkipPaused Skip = "Paused"
-	// SkipCreateHeld: the Cluster's objects do not exist yet and BeforeClusterCreate has not
-	// passed (upgrade.Ledger.CreatePassed).
+	// SkipCreateHeld: the Cluster's objects do not exist yet, and BeforeClusterCreate, which an
+	// extension handles, has not passed (upgrade.Ledger.CreatePassed).
 	SkipCreateHeld Skip = "CreateHeld"
 )
 
@@ -83,6 +85,12 @@ type ApplyResult struct {
 	// Provisioning is what the providers report, read after the applies (nil when it could not
 	// be read, or the Cluster is gone or unmanaged: the workflow then asks on its own).
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
+	// CreatePassed: the pass created the Cluster's topology with BeforeClusterCreate passed
+	// without a call (no extension handles it), as Cluster API goes on in the same reconcile; the
+	// workflow records the hook as passed. PendingHooks is then the pending-hooks annotation the
+	// pass wrote before the creates (AfterControlPlaneInitialized owed, as Cluster API marks it).
+	CreatePassed bool     `json:"createPassed,omitempty"`
+	PendingHooks []string `json:"pendingHooks,omitempty"`
 	// SkipHooks are the lifecycle hooks the workflow lets pass without a call: no Runtime
 	// Extension handles them for this Cluster's namespace (runtimeext.Client.Unhandled) and their
 	// call has nothing else to do (see announces).
@@ -117,39 +125,49 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if err != nil {
 		return nil, err
 	}
+	if res != nil && (res.Skip == SkipGone || res.Skip == SkipNoTopology) {
+		a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
+		return res, nil
+	}
+	// 2. From the cache: the lifecycle hooks that need no call (no extension handles them, and
+	// their call has nothing else to do). A read error only costs the workflow those calls.
+	var skipHooks []string
+	if unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, in.Cluster.Namespace); err == nil {
+		skipHooks = slices.DeleteFunc(unhandled, announces)
+	}
+	// 3. Decide once and apply.
 	if res == nil {
-		res, err = a.applyPass(ctx, in, l)
+		res, err = a.applyPass(ctx, in, l, skipHooks)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if res.Skip == SkipGone || res.Skip == SkipNoTopology {
-		a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
-		return res, nil
-	}
-	// 2. What the providers say, after the applies, for the workflow's status. A read error
+	res.SkipHooks = skipHooks
+	// 4. What the providers say, after the applies, for the workflow's status. A read error
 	// only costs the workflow a step of its own.
 	if res.Provisioning == nil {
 		if p, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure}); err == nil {
 			res.Provisioning = p
 		}
 	}
-	// 3. From the cache: the workflow needs no step of its own for a hook nobody handles. A read
-	// error only costs those steps.
-	if unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, in.Cluster.Namespace); err == nil {
-		for _, hook := range unhandled {
-			if !announces(hook) {
-				res.SkipHooks = append(res.SkipHooks, hook)
-			}
-		}
-	}
 	return res, nil
 }
 
-// applyPass decides once and applies what the decision allows.
-func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*ApplyResult, error) {
+// applyPass decides once and applies what the decision allows. A create waits for
+// BeforeClusterCreate, unless no extension handles it (skipHooks): then, as Cluster API does, it
+// goes on in the same pass, with AfterControlPlaneInitialized marked pending first.
+func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
+	var created bool
+	var pending []string
 	if !in.Ledger.CreatePassed && l.cluster.Spec.ControlPlaneRef == nil && l.cluster.Spec.InfrastructureRef == nil {
-		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
+		if !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate) {
+			return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
+		}
+		in.Ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+		created, pending = true, in.Ledger.PendingHooks()
+		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
+			return nil, err
+		}
 	}
 	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
@@ -164,6 +182,8 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded) (*
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
 		HasInfrastructure: state.InfrastructureCluster != nil,
+		CreatePassed:      created,
+		PendingHooks:      pending,
 	}
 	// The control plane part. The finalizer comes first: from now on deletion waits for the
 	// ordered teardown. Beside Cluster API core (the Cluster controller role off) its own finalizer

@@ -151,15 +151,22 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 		return &activities.ApplyResult{Skip: activities.SkipGone}, nil
 	case w.paused:
 		return &activities.ApplyResult{Skip: activities.SkipPaused, HasInfrastructure: true}, nil
-	case w.notCreated && !in.Ledger.CreatePassed:
+	case w.notCreated && !in.Ledger.CreatePassed && !slices.Contains(w.skip, hooksv1.BeforeClusterCreate):
 		return &activities.ApplyResult{Skip: activities.SkipCreateHeld}, nil
 	case w.deleting:
 		return &activities.ApplyResult{Skip: activities.SkipDeleting, OkToDelete: w.okToDelete, HasInfrastructure: true}, nil
 	case w.missing != "":
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
 	}
-	w.notCreated = false
 	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
+	if w.notCreated && !in.Ledger.CreatePassed {
+		// No extension handles BeforeClusterCreate: the pass creates, marking the hooks owed first.
+		created := in.Ledger
+		created.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+		res.CreatePassed, res.PendingHooks = true, created.PendingHooks()
+		w.pending = append(w.pending, res.PendingHooks)
+	}
+	w.notCreated = false
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
 		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
@@ -525,13 +532,16 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 		name   string
 		skip   []string
 		called []string
+		// first is the first pass: one that creates at once when BeforeClusterCreate needs no
+		// call (Cluster API goes on in the same reconcile), else one held for the hook.
+		first string
 	}{
 		{"no extension (BeforeClusterDelete announces the teardown)", []string{hooksv1.BeforeClusterCreate, hooksv1.AfterControlPlaneInitialized},
-			[]string{"hook " + hooksv1.BeforeClusterDelete}},
+			[]string{"hook " + hooksv1.BeforeClusterDelete}, "pass: workers applied"},
 		{"only AfterControlPlaneInitialized called", []string{hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterDelete},
-			[]string{"hook " + hooksv1.AfterControlPlaneInitialized}},
+			[]string{"hook " + hooksv1.AfterControlPlaneInitialized}, "pass: workers applied"},
 		{"nothing known (an extension not yet discovered)", nil,
-			[]string{"hook " + hooksv1.BeforeClusterCreate, "hook " + hooksv1.AfterControlPlaneInitialized, "hook " + hooksv1.BeforeClusterDelete}},
+			[]string{"hook " + hooksv1.BeforeClusterCreate, "hook " + hooksv1.AfterControlPlaneInitialized, "hook " + hooksv1.BeforeClusterDelete}, "pass"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &fakeWorld{notCreated: true, infraReady: true, cpInit: true, skip: tt.skip}
@@ -552,6 +562,7 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tt.called, hooks)
+			assert.Equal(t, tt.first, w.calls[0], "calls: %v", w.calls)
 			assert.Equal(t, "settled", created.Step, "created: %+v", created)
 			assert.Equal(t, 1, w.workerPasses, "the workers were applied")
 			assert.True(t, w.released, "the teardown ran")

@@ -181,6 +181,9 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return r.blocked(ctx, err, false)
 	}
 	r.observed, r.skipHooks = res.Provisioning, res.SkipHooks
+	if res.CreatePassed {
+		r.createdWithoutHook(ctx, res.PendingHooks)
+	}
 	if res.Skip != "" {
 		return r.skipped(ctx, &res)
 	}
@@ -283,6 +286,16 @@ func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
 	}
 	r.ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
 	return again
+}
+
+// createdWithoutHook records a create the pass went on with because no extension handles
+// BeforeClusterCreate: the hook passed without a call, and the pass wrote the pending-hooks
+// annotation it owes.
+func (r *clusterRun) createdWithoutHook(ctx workflow.Context, pending []string) {
+	call := activities.HookCall{Cluster: r.ref, Hook: hooksv1.BeforeClusterCreate}
+	r.recordHook(ctx, call, &activities.HookOutcome{}, nil)
+	r.ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+	r.pendingWritten = pending
 }
 
 // afterControlPlaneInitialized tells the extensions, once, that the control plane of a Cluster
