@@ -25,7 +25,7 @@ import (
 // no activity of its own on an idle stack (each pass is one local activity; hooks nobody handles
 // pass without a call), no version marker (nothing is released yet: workflows/versions.go), fewer
 // than 60 events (a guard: how the simulators' status updates fall into workflow tasks makes it
-// vary, 38 to 46 here; #20's target of 30 is measured by make bench, one create alone), and the
+// vary, 21 at 6d2a861; #20's target of 30 is measured by make bench, one create alone), and the
 // recorded history replays against the workflow code.
 func TestCreateHistoryIsLean(t *testing.T) {
 	e := newEnv(t, envOptions{})
