@@ -97,37 +97,6 @@ type ApplyResult struct {
 	SkipHooks []string `json:"skipHooks,omitempty"`
 }
 
-// createStep is what a pass does about BeforeClusterCreate.
-type createStep int
-
-const (
-	createDone      createStep = iota // passed, or nothing to create: the pass goes on
-	createHeld                        // an extension handles it and it has not passed: the pass waits
-	createUnhandled                   // no extension handles it: it passes without a call, in this pass
-)
-
-// createGate tells whether a pass creates the Cluster's topology and what BeforeClusterCreate
-// does to it. Cluster API creates while the Cluster has neither an infrastructure nor a control
-// plane reference. A create that passed the hook without a call marks AfterControlPlaneInitialized
-// pending before anything else, so the same create interrupted after it set the references (its
-// step ran again as an activity of its own) is still recognised by that mark, and the workflow
-// still learns that the hook passed and which hooks are owed.
-func createGate(c *clusterv1.Cluster, ledger upgrade.Ledger, skipHooks []string) createStep {
-	if ledger.CreatePassed {
-		return createDone
-	}
-	fresh := c.Spec.ControlPlaneRef == nil && c.Spec.InfrastructureRef == nil
-	switch {
-	case !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate):
-		if fresh {
-			return createHeld
-		}
-	case fresh || slices.Contains(strings.Split(c.Annotations[runtimev1.PendingHooksAnnotation], ","), hooksv1.AfterControlPlaneInitialized):
-		return createUnhandled
-	}
-	return createDone
-}
-
 // unmanaged says the pass found nothing to manage any more: the Cluster is gone or has no topology.
 func (r *ApplyResult) unmanaged() bool { return r.Skip == SkipGone || r.Skip == SkipNoTopology }
 
@@ -159,10 +128,6 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if err != nil {
 		return nil, err
 	}
-	if res != nil && res.unmanaged() {
-		a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
-		return res, nil
-	}
 	// 2. From the cache: the lifecycle hooks that need no call (no extension handles them, and
 	// their call has nothing else to do). A read error only costs the workflow those calls.
 	var skipHooks []string
@@ -171,14 +136,13 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	}
 	// 3. Decide once and apply.
 	if res == nil {
-		res, err = a.applyPass(ctx, in, l, skipHooks)
-		if err != nil {
+		if res, err = a.applyPass(ctx, in, l, skipHooks); err != nil {
 			return nil, err
 		}
-		if res.unmanaged() { // gone during the pass
-			a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
-			return res, nil
-		}
+	}
+	if res.unmanaged() {
+		a.workload.drop(in.Cluster.Namespace, in.Cluster.Name)
+		return res, nil
 	}
 	res.SkipHooks = skipHooks
 	// 4. What the providers say, after the applies, for the workflow's status. A read error
@@ -196,11 +160,11 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 // goes on in the same pass, with AfterControlPlaneInitialized marked pending first.
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
 	var pending []string
-	gate := createGate(l.cluster, in.Ledger, skipHooks)
+	gate := in.Ledger.CreateGate(l.cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
 	switch gate {
-	case createHeld:
+	case upgrade.CreateHeld:
 		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
-	case createUnhandled:
+	case upgrade.CreateUnhandled:
 		in.Ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
 		pending = in.Ledger.PendingHooks()
 		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
@@ -220,7 +184,7 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
 		HasInfrastructure: state.InfrastructureCluster != nil,
-		CreatePassed:      gate == createUnhandled,
+		CreatePassed:      gate == upgrade.CreateUnhandled,
 		PendingHooks:      pending,
 	}
 	// The control plane part. The finalizer comes first: from now on deletion waits for the

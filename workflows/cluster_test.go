@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/activities"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
@@ -146,12 +147,18 @@ func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activ
 }
 
 func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, error) {
+	// The Cluster as the gate reads it: references set once its topology was created.
+	cluster := &clusterv1.Cluster{}
+	if !w.notCreated {
+		cluster.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "SimControlPlane", Name: "cp"}
+	}
+	gate := in.Ledger.CreateGate(cluster, !slices.Contains(w.skip, hooksv1.BeforeClusterCreate))
 	switch {
 	case w.gone:
 		return &activities.ApplyResult{Skip: activities.SkipGone}, nil
 	case w.paused:
 		return &activities.ApplyResult{Skip: activities.SkipPaused, HasInfrastructure: true}, nil
-	case w.notCreated && !in.Ledger.CreatePassed && !slices.Contains(w.skip, hooksv1.BeforeClusterCreate):
+	case gate == upgrade.CreateHeld:
 		return &activities.ApplyResult{Skip: activities.SkipCreateHeld}, nil
 	case w.deleting:
 		return &activities.ApplyResult{Skip: activities.SkipDeleting, OkToDelete: w.okToDelete, HasInfrastructure: true}, nil
@@ -159,7 +166,7 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
 	}
 	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
-	if w.notCreated && !in.Ledger.CreatePassed {
+	if gate == upgrade.CreateUnhandled {
 		// No extension handles BeforeClusterCreate: the pass creates, marking the hooks owed first.
 		created := in.Ledger
 		created.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})

@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
@@ -812,7 +811,7 @@ func (c *computer) baseLabels() map[string]string {
 // version while an upgrade runs (the AfterClusterUpgrade hook is still owed), else none (Cluster
 // API v1.14's computeCluster).
 func (c *computer) upgradeStep(controlPlane *unstructured.Unstructured) string {
-	if controlPlane == nil || !slices.Contains(strings.Split(c.cluster.Annotations[runtimev1.PendingHooksAnnotation], ","), hooksv1.AfterClusterUpgrade) {
+	if controlPlane == nil || !upgrade.Pending(c.cluster, hooksv1.AfterClusterUpgrade) {
 		return ""
 	}
 	v, _, _ := contract.String(controlPlane, contract.ControlPlaneVersion)
