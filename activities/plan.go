@@ -31,7 +31,7 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 		}
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}
-	in := &plan.Input{Desired: l.input, Old: l.cluster}
+	in := &plan.Input{Desired: l.input, Old: l.cluster, Unhandled: a.skipHooks(ctx, ref.Namespace)}
 	seen := map[string]bool{}
 	add := func(u *unstructured.Unstructured) {
 		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {

@@ -85,12 +85,14 @@ type ApplyResult struct {
 	// Provisioning is what the providers report, read after the applies (nil when it could not
 	// be read, or the Cluster is gone or unmanaged: the workflow then asks on its own).
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
-	// CreatePassed: the pass created the Cluster's topology with BeforeClusterCreate passed
-	// without a call (no extension handles it), as Cluster API goes on in the same reconcile; the
-	// workflow records the hook as passed. PendingHooks is then the pending-hooks annotation the
-	// pass wrote before the creates (AfterControlPlaneInitialized owed, as Cluster API marks it).
-	CreatePassed bool     `json:"createPassed,omitempty"`
-	PendingHooks []string `json:"pendingHooks,omitempty"`
+	// Passed are the hooks the pass let through without a call, in order: no extension handles
+	// them (SkipHooks), and Cluster API goes on in the same reconcile when a hook has no handler.
+	// BeforeClusterCreate so lets the pass create; an upgrade hook owed on the way lets the next
+	// move go (upgrade.Ledger.Decide). The workflow records each as passed. PendingHooks is then
+	// the pending-hooks annotation the pass wrote before its applies, when that changed (on a
+	// create, AfterControlPlaneInitialized owed, as Cluster API marks it).
+	Passed       []upgrade.Due `json:"passed,omitempty"`
+	PendingHooks []string      `json:"pendingHooks,omitempty"`
 	// SkipHooks are the lifecycle hooks the workflow lets pass without a call: no Runtime
 	// Extension handles them for this Cluster's namespace (runtimeext.Client.Unhandled) and their
 	// call has nothing else to do (see announces).
@@ -128,12 +130,8 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	if err != nil {
 		return nil, err
 	}
-	// 2. From the cache: the lifecycle hooks that need no call (no extension handles them, and
-	// their call has nothing else to do). A read error only costs the workflow those calls.
-	var skipHooks []string
-	if unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, in.Cluster.Namespace); err == nil {
-		skipHooks = slices.DeleteFunc(unhandled, announces)
-	}
+	// 2. From the cache: the lifecycle hooks that need no call.
+	skipHooks := a.skipHooks(ctx, in.Cluster.Namespace)
 	// 3. Decide once and apply.
 	if res == nil {
 		if res, err = a.applyPass(ctx, in, l, skipHooks); err != nil {
@@ -155,25 +153,43 @@ func (a *Activities) ApplyTopology(ctx context.Context, in ApplyInput) (*ApplyRe
 	return res, nil
 }
 
+// skipHooks are the lifecycle hooks that pass without a call for Clusters of a namespace: no
+// extension handles them, and their call has nothing else to do (see announces). A read error
+// only costs the workflow those calls.
+func (a *Activities) skipHooks(ctx context.Context, namespace string) []string {
+	unhandled, err := (&runtimeext.Client{Kube: a.Kube}).Unhandled(ctx, namespace)
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(unhandled, announces)
+}
+
 // applyPass decides once and applies what the decision allows. A create waits for
-// BeforeClusterCreate, unless no extension handles it (skipHooks): then, as Cluster API does, it
-// goes on in the same pass, with AfterControlPlaneInitialized marked pending first.
+// BeforeClusterCreate, and a version move for its upgrade hook, unless no extension handles the hook
+// (skipHooks): then, as Cluster API does, the pass goes on, with the pending-hooks annotation the
+// hooks passed leave (AfterControlPlaneInitialized marked pending on a create) written first.
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
-	var pending []string
+	before := in.Ledger.PendingHooks()
+	var passed []upgrade.Due
 	gate := in.Ledger.CreateGate(l.cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
 	switch gate {
 	case upgrade.CreateHeld:
 		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
 	case upgrade.CreateUnhandled:
-		in.Ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
-		pending = in.Ledger.PendingHooks()
-		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
-			return nil, err
-		}
+		passed = append(passed, upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+		in.Ledger.Record(passed[0])
 	}
-	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Planner: a.upgradePlanner(ctx, l)})
+	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Unhandled: skipHooks, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
 		return nil, computeFailed(err)
+	}
+	passed = append(passed, dec.Passed...)
+	var pending []string
+	if after := in.Ledger.PendingHooks(); gate == upgrade.CreateUnhandled || !slices.Equal(before, after) {
+		if err := a.writePendingHooks(ctx, l.cluster, after); err != nil {
+			return nil, err
+		}
+		pending = after
 	}
 	state := dec.State
 	res := &ApplyResult{
@@ -184,7 +200,7 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
 		HasInfrastructure: state.InfrastructureCluster != nil,
-		CreatePassed:      gate == upgrade.CreateUnhandled,
+		Passed:            passed,
 		PendingHooks:      pending,
 	}
 	// The control plane part. The finalizer comes first: from now on deletion waits for the

@@ -81,9 +81,10 @@ type upgradeSim struct {
 	rolls, rolled int
 }
 
-// decide runs the real decision on the simulated state with the ledger a pass carries, moves
-// what it allows, and says what the pass reports.
-func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
+// decide runs the real decision on the simulated state with the ledger a pass carries (the hooks
+// in skip pass without a call, as the pass lets them), moves what it allows, and says what the
+// pass reports.
+func (s *upgradeSim) decide(l upgrade.Ledger, skip []string) (*upgrade.Summary, *upgrade.Due, []upgrade.Due) {
 	if s.finishes && s.rolled < s.rolls {
 		s.rolled++
 	} else if s.finishes {
@@ -94,12 +95,11 @@ func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
 		}
 		s.finishes = false
 	}
-	res, err := upgrade.Compute(s.in)
+	dec, err := l.Decide(s.in, skip)
 	if err != nil {
 		panic(err)
 	}
-	held, v := l.Hold(s.in, res)
-	due := l.Owed(s.in, res, held, v)
+	res, held, v, due := dec.Result, dec.HeldBy, dec.HeldVersion, dec.Owed
 	summary := upgrade.Summarize(s.in, res, held, v, "", l.Finishing(s.in.Target, res))
 	if cp := &s.in.ControlPlane; res.ControlPlane != cp.SpecVersion {
 		cp.SpecVersion, cp.Stable, s.finishes = res.ControlPlane, false, true
@@ -109,7 +109,7 @@ func (s *upgradeSim) decide(l upgrade.Ledger) (*upgrade.Summary, *upgrade.Due) {
 			p.Version, p.RollingOut, s.finishes = res.Pools[p.Key()], true, true
 		}
 	}
-	return summary, due
+	return summary, due, dec.Passed
 }
 
 // upgradeTo is a Cluster at v1.31.2 with one pool, asked for target along the class's versions.
@@ -170,13 +170,25 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 		// No extension handles BeforeClusterCreate: the pass creates, marking the hooks owed first.
 		created := in.Ledger
 		created.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
-		res.CreatePassed, res.PendingHooks = true, created.PendingHooks()
+		res.Passed, res.PendingHooks = []upgrade.Due{{Hook: hooksv1.BeforeClusterCreate}}, created.PendingHooks()
 		w.pending = append(w.pending, res.PendingHooks)
 	}
 	w.notCreated = false
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
-		res.Upgrade, res.Owed = w.upgrade.decide(in.Ledger)
+		before := in.Ledger.PendingHooks()
+		res.Upgrade, res.Owed, res.Passed = w.upgrade.decide(in.Ledger, w.skip)
+		if len(res.Passed) > 0 {
+			// The pass writes the annotation the hooks passed leave (activities.applyPass).
+			after := in.Ledger
+			for _, d := range res.Passed {
+				after.Record(d)
+			}
+			if p := after.PendingHooks(); !slices.Equal(p, before) {
+				res.PendingHooks = p
+				w.pending = append(w.pending, p)
+			}
+		}
 	}
 	return res, nil
 }
@@ -708,6 +720,50 @@ func TestUpgradeHookSequence(t *testing.T) {
 		"cp=[] workers=[]",
 	}, plans)
 	assert.Equal(t, &status.UpgradePlan{}, w.lastStatus().UpgradePlan, "no plan once the upgrade is over")
+}
+
+// TestUnhandledUpgradeHooksPassInThePass: upgrade hooks no extension handles pass inside the pass
+// that owes them (upgrade.Ledger.Decide), as Cluster API's reconcile goes on when a hook has no
+// handler: the same chained upgrade as TestUpgradeHookSequence calls only the hooks that announce
+// (BeforeClusterUpgrade, AfterClusterUpgrade), logs the others as passed without a handler in
+// Cluster API's order, keeps the pending-hooks annotation in step, and takes one pass fewer for
+// every hook let through (none goes again just to record a hook).
+func TestUnhandledUpgradeHooksPassInThePass(t *testing.T) {
+	run := func(skip []string) (*fakeWorld, []string, int) {
+		w := &fakeWorld{infraReady: true, cpInit: true, upgrade: upgradeTo("v1.33.1"), skip: skip}
+		w.upgrade.rolls = 1
+		env := newEnv(t, w)
+		runUntilGone(t, env, w, 3*time.Hour, ClusterInput{Cluster: ref, Ledger: upgrade.Ledger{CreatePassed: true}})
+		var log []string
+		for _, h := range queryState(t, env).Hooks {
+			log = append(log, h.Hook+"("+h.Version+"): "+h.Outcome)
+		}
+		upgrading := 0 // passes between BeforeClusterUpgrade and AfterClusterUpgrade
+		for _, l := range w.ledgers {
+			if l.ApprovedTarget == "v1.33.1" && l.Completed == "" {
+				upgrading++
+			}
+		}
+		return w, log, upgrading
+	}
+	handled, _, handledPasses := run(nil)
+	skip := []string{hooksv1.BeforeControlPlaneUpgrade, hooksv1.AfterControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade, hooksv1.AfterWorkersUpgrade}
+	w, log, passes := run(skip)
+
+	assert.Equal(t, []string{"BeforeClusterUpgrade(v1.33.1)", "AfterClusterUpgrade(v1.33.1)"}, hookSeq(w.hookCalls))
+	assert.Equal(t, []string{
+		"BeforeClusterUpgrade(v1.33.1): passed (no handler registered)", // called: the fake answers without handlers
+		"BeforeControlPlaneUpgrade(v1.32.4): passed (no handler registered)",
+		"AfterControlPlaneUpgrade(v1.32.4): passed (no handler registered)",
+		"BeforeControlPlaneUpgrade(v1.33.1): passed (no handler registered)",
+		"AfterControlPlaneUpgrade(v1.33.1): passed (no handler registered)",
+		"BeforeWorkersUpgrade(v1.33.1): passed (no handler registered)",
+		"AfterWorkersUpgrade(v1.33.1): passed (no handler registered)",
+		"AfterClusterUpgrade(v1.33.1): passed (no handler registered)",
+	}, log)
+	assert.Equal(t, handled.pending, w.pending, "the pending-hooks annotation follows the upgrade alike")
+	assert.Equal(t, handled.upgrade.in, w.upgrade.in, "the Cluster ends where it does with every hook handled")
+	assert.Equal(t, handledPasses-6, passes, "no pass goes again for a hook let through (%d with every hook handled)", handledPasses)
 }
 
 // TestUpgradeSuperseded: a new target set while BeforeClusterUpgrade blocks the first ends the

@@ -181,9 +181,7 @@ func (r *clusterRun) pass(ctx workflow.Context) passOutcome {
 		return r.blocked(ctx, err, false)
 	}
 	r.observed, r.skipHooks = res.Provisioning, res.SkipHooks
-	if res.CreatePassed {
-		r.createdWithoutHook(ctx, res.PendingHooks)
-	}
+	r.passedWithoutCall(ctx, res.Passed, res.PendingHooks)
 	if res.Skip != "" {
 		return r.skipped(ctx, &res)
 	}
@@ -269,13 +267,17 @@ func (r *clusterRun) upgradeFate(ctx workflow.Context, res *activities.ApplyResu
 // owedHook calls the upgrade hook the decision owes. Once it passed it is recorded in the ledger
 // and the pass goes again, so the next decision lets the move it held go on.
 func (r *clusterRun) owedHook(ctx workflow.Context, due upgrade.Due, target string, hasInfra bool) passOutcome {
-	call := activities.HookCall{Cluster: r.ref, Hook: due.Hook, FromKubernetesVersion: due.From, ToKubernetesVersion: due.To,
-		KubernetesVersion: due.Version, ControlPlaneUpgrades: due.ControlPlaneSteps, WorkersUpgrades: due.WorkerSteps}
-	if outcome, passed := r.runBlockingHook(ctx, call, status.StageUpgrade, target, hasInfra); !passed {
+	if outcome, passed := r.runBlockingHook(ctx, r.hookCall(due), status.StageUpgrade, target, hasInfra); !passed {
 		return outcome
 	}
 	r.ledger.Record(due)
 	return again
+}
+
+// hookCall is the call of a hook the Cluster owes.
+func (r *clusterRun) hookCall(due upgrade.Due) activities.HookCall {
+	return activities.HookCall{Cluster: r.ref, Hook: due.Hook, FromKubernetesVersion: due.From, ToKubernetesVersion: due.To,
+		KubernetesVersion: due.Version, ControlPlaneUpgrades: due.ControlPlaneSteps, WorkersUpgrades: due.WorkerSteps}
 }
 
 // beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).
@@ -288,14 +290,17 @@ func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
 	return again
 }
 
-// createdWithoutHook records a create the pass went on with because no extension handles
-// BeforeClusterCreate: the hook passed without a call, and the pass wrote the pending-hooks
-// annotation it owes.
-func (r *clusterRun) createdWithoutHook(ctx workflow.Context, pending []string) {
-	call := activities.HookCall{Cluster: r.ref, Hook: hooksv1.BeforeClusterCreate}
-	r.recordHook(ctx, call, &activities.HookOutcome{}, nil)
-	r.ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
-	r.pendingWritten = pending
+// passedWithoutCall records the hooks the pass let through without a call (no extension handles
+// them: BeforeClusterCreate on a create, an upgrade hook owed on the way), and takes the
+// pending-hooks annotation it wrote (nil: none) as written.
+func (r *clusterRun) passedWithoutCall(ctx workflow.Context, passed []upgrade.Due, pending []string) {
+	for _, due := range passed {
+		r.recordHook(ctx, r.hookCall(due), &activities.HookOutcome{}, nil)
+		r.ledger.Record(due)
+	}
+	if pending != nil {
+		r.pendingWritten = pending
+	}
 }
 
 // afterControlPlaneInitialized tells the extensions, once, that the control plane of a Cluster

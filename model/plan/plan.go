@@ -80,6 +80,9 @@ type Input struct {
 	// Ledger is what the Cluster's lifecycle hooks answered (its workflow's state query); nil
 	// plans as if every hook let every move through.
 	Ledger *upgrade.Ledger
+	// Unhandled are the hooks no extension handles, which the apply lets through without a call
+	// (topology.Input.Unhandled).
+	Unhandled []string
 }
 
 // PlannedShimUID stands in the plan for the uid of the cluster shim Secret the apply creates
@@ -242,7 +245,7 @@ func Compute(in *Input) (*Result, error) {
 	}
 	// The same decision the apply activity makes, with the hook ledger of the Cluster's workflow
 	// (nil: as if the upgrade hooks allowed every move).
-	dec, err := topology.Decide(topology.Input{Desired: in.Desired, Ledger: in.Ledger})
+	dec, err := topology.Decide(topology.Input{Desired: in.Desired, Ledger: in.Ledger, Unhandled: in.Unhandled})
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,11 @@ type Input struct {
 	// are set by Decide.
 	Desired desired.Input
 	// Ledger is what the lifecycle hooks answered; nil holds nothing and owes nothing (a plan
-	// made without the Cluster's workflow).
+	// made without the Cluster's workflow). The hooks that pass without a call are recorded in it.
 	Ledger *upgrade.Ledger
+	// Unhandled are the hooks that pass without a call when owed: no extension handles them and
+	// their call has nothing else to do (upgrade.Ledger.Decide).
+	Unhandled []string
 	// Planner, when set, gives the plan of an upgrade that is due from the class's
 	// GenerateUpgradePlan extension (it is asked only then).
 	Planner func(upgrade.Input) (*upgrade.ExternalPlan, error)
@@ -39,6 +42,8 @@ type Decision struct {
 	HeldBy, HeldVersion string
 	// Owed is the upgrade hook the Cluster waits for now (upgrade.Ledger.Owed), nil for none.
 	Owed *upgrade.Due
+	// Passed are the hooks owed on the way that passed without a call (Input.Unhandled).
+	Passed []upgrade.Due
 	// Finishing: every version is at the target while pools still roll out to it
 	// (upgrade.Ledger.Finishing).
 	Finishing bool
@@ -59,12 +64,12 @@ func Decide(in Input) (*Decision, error) {
 			return nil, err
 		}
 	}
-	res, err := upgrade.Compute(ui)
+	hooks, err := in.Ledger.Decide(ui, in.Unhandled)
 	if err != nil {
 		// Name the object and the field: the condition shows this message as it is.
 		return nil, fmt.Errorf("Cluster %s/%s: spec.topology.version %s: %w", d.Cluster.Namespace, d.Cluster.Name, ui.Target, err)
 	}
-	heldBy, heldVersion := in.Ledger.Hold(ui, res)
+	res, heldBy, heldVersion := hooks.Result, hooks.HeldBy, hooks.HeldVersion
 
 	d.Versions = desired.Versions{ControlPlane: res.ControlPlane, MachineDeployments: map[string]string{}, MachinePools: map[string]string{}}
 	for _, p := range ui.Pools {
@@ -84,7 +89,7 @@ func Decide(in Input) (*Decision, error) {
 		return nil, err
 	}
 	return &Decision{State: state, Upgrade: ui, Result: res, HeldBy: heldBy, HeldVersion: heldVersion,
-		Owed: in.Ledger.Owed(ui, res, heldBy, heldVersion), Finishing: in.Ledger.Finishing(ui.Target, res), Deletes: dels}, nil
+		Owed: hooks.Owed, Passed: hooks.Passed, Finishing: in.Ledger.Finishing(ui.Target, res), Deletes: dels}, nil
 }
 
 // markPending marks what Cluster API's topology controller does not write in this pass
