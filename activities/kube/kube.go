@@ -63,7 +63,10 @@ type Client struct {
 	// called from several goroutines at once.
 	Sent   func(obj *unstructured.Unstructured, fieldManager string)
 	mapper *restmapper.DeferredDiscoveryRESTMapper
-	mu     sync.Mutex
+	// rest sends what the dynamic client cannot (a delete whose answer is read), with the same
+	// limiter.
+	rest rest.Interface
+	mu   sync.Mutex
 	// cache, when set (UseCache), serves reads and lets Apply skip requests that would change
 	// nothing; schemas types objects for that check.
 	cache   *Cache
@@ -134,11 +137,15 @@ func New(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
+	raw, err := rest.UnversionedRESTClientFor(dynamic.ConfigFor(dcfg))
+	if err != nil {
+		return nil, fmt.Errorf("REST client: %w", err)
+	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	return &Client{Config: cfg, Dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}, nil
+	return &Client{Config: cfg, Dynamic: dyn, rest: raw, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}, nil
 }
 
 // ResourceFor maps an apiVersion and kind to a resource. An unknown kind refreshes discovery
@@ -242,7 +249,7 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns
 			lastSeen = resourceVersion(obj)
 		}
 	}
-	err := c.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	held, err := c.deleteObject(ctx, gvr, ns, name)
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, ns, name, err)
 	}
@@ -253,17 +260,53 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns
 		c.cache.Forget(gvr, ns, name, lastSeen)
 		return nil
 	}
-	// A delete request does not say whether the object went or only got a deletionTimestamp
-	// (a provider's finalizer holds it): taking it as gone would end a teardown step while its
-	// objects still exist. One direct read tells, and what it finds is remembered.
-	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		c.cache.Remember(gvr, u)
-	case IsNotFound(err):
+	// The answer tells whether the object went or only got a deletionTimestamp (a provider's
+	// finalizer holds it): taking a held one as gone would end a teardown step while its objects
+	// still exist. What it says is remembered.
+	if held != nil {
+		c.cache.Remember(gvr, held)
+	} else {
 		c.cache.Forget(gvr, ns, name, lastSeen)
 	}
 	return nil
+}
+
+// deleteObject sends a DELETE through the dynamic client's limiter and returns the object when
+// the answer shows it still there, held by finalizers (nil: it went). The dynamic client drops
+// the answer, and reading the object again would cost a request of its own.
+func (c *Client) deleteObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	body, err := c.rest.Delete().AbsPath(resourcePath(gvr, ns, name)).
+		SetHeader("Content-Type", "application/json").Body([]byte(`{"apiVersion":"v1","kind":"DeleteOptions"}`)).
+		Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	return heldAfterDelete(body)
+}
+
+// heldAfterDelete reads a DELETE's answer: a Status, or the object deleted at once, means it went;
+// the object with a deletionTimestamp and finalizers left means they hold it.
+func heldAfterDelete(body []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(body); err != nil {
+		return nil, fmt.Errorf("reading the answer to a delete: %w", err)
+	}
+	if u.GetKind() == "Status" || u.GetDeletionTimestamp() == nil || len(u.GetFinalizers()) == 0 {
+		return nil, nil
+	}
+	return u, nil
+}
+
+// resourcePath is the API path of an object.
+func resourcePath(gvr schema.GroupVersionResource, ns, name string) string {
+	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		p = "/api/" + gvr.Version
+	}
+	if ns != "" {
+		p += "/namespaces/" + ns
+	}
+	return p + "/" + gvr.Resource + "/" + name
 }
 
 // Create creates an object (an existing one is an AlreadyExists error).
