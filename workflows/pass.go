@@ -104,7 +104,8 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 
 // Steps run inside the workflow task first, as local activities: most read from the worker's
 // cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
-// step is bounded there (passBudget for the pass, stepBudget for the others), and the steps of one
+// step is bounded there (passBudget for the pass, writeBudget for a write of the Cluster,
+// stepBudget for the others), and the steps of one
 // workflow task together by taskBudget, under the 5 s after which Temporal warns about a workflow
 // task; one that takes longer (the cache catching up, a busy API server, an outage) or fails for
 // a reason a retry may fix is run again as an activity of its own, which retries for as long as
@@ -113,7 +114,13 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 const (
 	passBudget = 2500 * time.Millisecond
 	stepBudget = time.Second
-	taskBudget = 4 * time.Second
+	// writeBudget bounds a write of the Cluster (its status, its pending-hooks annotation). Under
+	// a fleet's load these are the API server's slowest writes (the fleet bench: 300 ms on
+	// average, etcd's update alone 80 ms, and a conflict with the Cluster's other writers read
+	// again and retried), and their tail passed a second: each such write then ran again as an
+	// activity of its own, seven events more, and another write of the same Cluster.
+	writeBudget = 2 * time.Second
+	taskBudget  = 4 * time.Second
 	// minStep is the least budget worth a try inside the workflow task.
 	minStep = 250 * time.Millisecond
 )
@@ -472,7 +479,7 @@ func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *a
 	}
 	r.state.Phase = phase
 	if r.lastStatus == nil || !reflect.DeepEqual(*r.lastStatus, in) {
-		if err := r.step(ctx, "write Cluster status: "+phase, stepBudget, acts.SetClusterStatus, in, nil); err != nil {
+		if err := r.step(ctx, "write Cluster status: "+phase, writeBudget, acts.SetClusterStatus, in, nil); err != nil {
 			r.state.LastError = err.Error()
 		} else {
 			r.lastStatus = &in
@@ -488,7 +495,7 @@ func (r *clusterRun) syncPendingHooks(ctx workflow.Context) {
 	if r.pendingWritten != nil && slices.Equal(want, r.pendingWritten) {
 		return
 	}
-	err := r.step(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), stepBudget, acts.SetPendingHooks,
+	err := r.step(ctx, "pending hooks: "+orDash(strings.Join(want, ", ")), writeBudget, acts.SetPendingHooks,
 		activities.PendingHooksInput{Cluster: r.ref, Hooks: want}, nil)
 	if err != nil {
 		r.state.LastError = err.Error()
