@@ -105,9 +105,8 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 // Steps run inside the workflow task first, as local activities: most read from the worker's
 // cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
 // step is bounded there (passBudget for the pass, writeBudget for a write of the Cluster,
-// stepBudget for the others), and the steps of one
-// workflow task together by taskBudget, under the 5 s after which Temporal warns about a workflow
-// task; one that takes longer (the cache catching up, a busy API server, an outage) or fails for
+// stepBudget for the others), and the steps of one workflow task together by taskBudget, under
+// the 5 s after which Temporal warns about a workflow task; one that takes longer (the cache catching up, a busy API server, an outage) or fails for
 // a reason a retry may fix is run again as an activity of its own, which retries for as long as
 // it takes, and one the task has no time left for runs so at once. Every step is idempotent, so
 // the repeat is safe.
@@ -289,11 +288,11 @@ func (r *clusterRun) hookCall(due upgrade.Due) activities.HookCall {
 
 // beforeCreate asks the extensions whether the Cluster may be created (BeforeClusterCreate).
 func (r *clusterRun) beforeCreate(ctx workflow.Context) passOutcome {
-	call := activities.HookCall{Cluster: r.ref, Hook: hooksv1.BeforeClusterCreate}
-	if outcome, passed := r.runBlockingHook(ctx, call, status.StageCreate, "", false); !passed {
+	due := upgrade.Due{Hook: hooksv1.BeforeClusterCreate}
+	if outcome, passed := r.runBlockingHook(ctx, r.hookCall(due), status.StageCreate, "", false); !passed {
 		return outcome
 	}
-	r.ledger.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+	r.ledger.Record(due)
 	return again
 }
 
