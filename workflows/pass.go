@@ -106,10 +106,10 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 // cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
 // step is bounded there (passBudget for the pass, writeBudget for a write of the Cluster,
 // stepBudget for the others), and the steps of one workflow task together by taskBudget, under
-// the 5 s after which Temporal warns about a workflow task; one that takes longer (the cache catching up, a busy API server, an outage) or fails for
-// a reason a retry may fix is run again as an activity of its own, which retries for as long as
-// it takes, and one the task has no time left for runs so at once. Every step is idempotent, so
-// the repeat is safe.
+// the 5 s after which Temporal warns about a workflow task; one that takes longer (the cache
+// catching up, a busy API server, an outage) or fails for a reason a retry may fix is run again
+// as an activity of its own, which retries for as long as it takes, and one the task has no time
+// left for runs so at once. Every step is idempotent, so the repeat is safe.
 const (
 	passBudget = 2500 * time.Millisecond
 	stepBudget = time.Second
