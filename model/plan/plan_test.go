@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 func sampleObjects(t *testing.T) []*unstructured.Unstructured {
@@ -242,10 +244,10 @@ func TestPlanUpdateUsesWhatRuns(t *testing.T) {
 	assert.ErrorContains(t, err, "control plane is still completing a previous upgrade")
 }
 
-// TestPlanShowsPendingPools: the plan makes the apply's decision (model/topology): with the
-// control plane at the new version, a deferred pool waits and shows as pending, deferred; the
-// other pool is updated to the new version.
-func TestPlanShowsPendingPools(t *testing.T) {
+// upgradedControlPlane is the sample Cluster asked for v1.32.0 with its control plane there
+// already and its pools settled at v1.31.2 (md-0 deferred when deferMD0).
+func upgradedControlPlane(t *testing.T, deferMD0 bool) []*unstructured.Unstructured {
+	t.Helper()
 	first, err := Compute(mustInput(t, sampleObjects(t), 7))
 	require.NoError(t, err)
 	objs := sampleObjects(t)
@@ -253,10 +255,12 @@ func TestPlanShowsPendingPools(t *testing.T) {
 		if o.GetKind() == "Cluster" {
 			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.32.0", "spec", "topology", "version"))
 			require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
-			mds, _, _ := unstructured.NestedSlice(o.Object, "spec", "topology", "workers", "machineDeployments")
-			md0 := mds[0].(map[string]any)
-			md0["metadata"].(map[string]any)["annotations"] = map[string]any{"topology.cluster.x-k8s.io/defer-upgrade": ""}
-			require.NoError(t, unstructured.SetNestedSlice(o.Object, mds, "spec", "topology", "workers", "machineDeployments"))
+			if deferMD0 {
+				mds, _, _ := unstructured.NestedSlice(o.Object, "spec", "topology", "workers", "machineDeployments")
+				md0 := mds[0].(map[string]any)
+				md0["metadata"].(map[string]any)["annotations"] = map[string]any{"topology.cluster.x-k8s.io/defer-upgrade": ""}
+				require.NoError(t, unstructured.SetNestedSlice(o.Object, mds, "spec", "topology", "workers", "machineDeployments"))
+			}
 		}
 	}
 	for _, o := range first.Objects {
@@ -278,18 +282,53 @@ func TestPlanShowsPendingPools(t *testing.T) {
 		}
 		objs = append(objs, cur)
 	}
-	res, err := Compute(mustInput(t, objs, 7))
-	require.NoError(t, err)
+	return objs
+}
+
+// poolChanges are a plan's MachineDeployment changes by topology name.
+func poolChanges(res *Result) map[string]Change {
 	byPool := map[string]Change{}
 	for _, c := range res.Changes {
 		if c.Kind == "MachineDeployment" {
 			byPool[c.Name[len("demo-"):len("demo-md-0")]] = c
 		}
 	}
+	return byPool
+}
+
+// TestPlanShowsPendingPools: the plan makes the apply's decision (model/topology): with the
+// control plane at the new version, a deferred pool waits and shows as pending, deferred; the
+// other pool is updated to the new version.
+func TestPlanShowsPendingPools(t *testing.T) {
+	res, err := Compute(mustInput(t, upgradedControlPlane(t, true), 7))
+	require.NoError(t, err)
+	byPool := poolChanges(res)
 	assert.Equal(t, Pending, byPool["md-0"].Action)
 	assert.Equal(t, "pending upgrade, deferred", byPool["md-0"].Reason)
 	assert.Equal(t, Update, byPool["md-1"].Action, "md-1 takes the new version")
 	assert.Contains(t, byPool["md-1"].Diff, "+      version: v1.32.0")
+}
+
+// TestPlanPassesUnhandledHooks: with the workflow's ledger (the control plane moved to v1.32.0,
+// AfterControlPlaneUpgrade not passed yet), the pools wait for the hook; when no extension
+// handles AfterControlPlaneUpgrade and BeforeWorkersUpgrade, the apply lets them pass in the same
+// pass, and the plan shows the first pool taking the new version as the apply sends it.
+func TestPlanPassesUnhandledHooks(t *testing.T) {
+	plan := func(unhandled ...string) map[string]Change {
+		in := mustInput(t, upgradedControlPlane(t, false), 7)
+		in.Ledger = &upgrade.Ledger{CreatePassed: true, ApprovedTarget: "v1.32.0", ControlPlaneApproved: "v1.32.0", ControlPlaneAcknowledged: "v1.31.2"}
+		in.Unhandled = unhandled
+		res, err := Compute(in)
+		require.NoError(t, err)
+		return poolChanges(res)
+	}
+	held := plan()
+	assert.Equal(t, Pending, held["md-0"].Action, "held for AfterControlPlaneUpgrade: %+v", held["md-0"])
+	passed := plan(hooksv1.AfterControlPlaneUpgrade, hooksv1.BeforeWorkersUpgrade)
+	assert.Equal(t, Update, passed["md-0"].Action, "%+v", passed["md-0"])
+	assert.Contains(t, passed["md-0"].Diff, "+      version: v1.32.0")
+	assert.Equal(t, Pending, passed["md-1"].Action, "one pool at a time: md-1 after md-0")
+	assert.Equal(t, Pending, plan(hooksv1.AfterControlPlaneUpgrade)["md-0"].Action, "BeforeWorkersUpgrade, handled, still holds the pools")
 }
 
 // TestPlanDeletesOnlyWhatTheTopologyDeletes: objects the topology controller does not write
