@@ -169,7 +169,7 @@ func (a *Activities) skipHooks(ctx context.Context, namespace string) []string {
 // (skipHooks): then, as Cluster API does, the pass goes on, with the pending-hooks annotation the
 // hooks passed leave (AfterControlPlaneInitialized marked pending on a create) written first.
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
-	before := in.Ledger.PendingHooks()
+	start := in.Ledger
 	var passed []upgrade.Due
 	gate := in.Ledger.CreateGate(l.cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
 	switch gate {
@@ -184,12 +184,11 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		return nil, computeFailed(err)
 	}
 	passed = append(passed, dec.Passed...)
-	var pending []string
-	if after := in.Ledger.PendingHooks(); gate == upgrade.CreateUnhandled || !slices.Equal(before, after) {
-		if err := a.writePendingHooks(ctx, l.cluster, after); err != nil {
+	pending := start.PendingAfter(passed)
+	if pending != nil {
+		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
 			return nil, err
 		}
-		pending = after
 	}
 	state := dec.State
 	res := &ApplyResult{

@@ -166,29 +166,22 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 		return nil, temporal.NewNonRetryableApplicationError(w.missing, activities.ErrMissingDependency, errors.New(w.missing))
 	}
 	res := &activities.ApplyResult{Generation: 2, Class: "quick-start", Version: "v1.31.2", HasInfrastructure: true}
+	ledger := in.Ledger
 	if gate == upgrade.CreateUnhandled {
 		// No extension handles BeforeClusterCreate: the pass creates, marking the hooks owed first.
-		created := in.Ledger
-		created.Record(upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
-		res.Passed, res.PendingHooks = []upgrade.Due{{Hook: hooksv1.BeforeClusterCreate}}, created.PendingHooks()
-		w.pending = append(w.pending, res.PendingHooks)
+		res.Passed = []upgrade.Due{{Hook: hooksv1.BeforeClusterCreate}}
+		ledger.Record(res.Passed[0])
 	}
 	w.notCreated = false
 	if w.upgrade != nil {
 		res.Version = w.upgrade.in.Target
-		before := in.Ledger.PendingHooks()
-		res.Upgrade, res.Owed, res.Passed = w.upgrade.decide(in.Ledger, w.skip)
-		if len(res.Passed) > 0 {
-			// The pass writes the annotation the hooks passed leave (activities.applyPass).
-			after := in.Ledger
-			for _, d := range res.Passed {
-				after.Record(d)
-			}
-			if p := after.PendingHooks(); !slices.Equal(p, before) {
-				res.PendingHooks = p
-				w.pending = append(w.pending, p)
-			}
-		}
+		var passed []upgrade.Due
+		res.Upgrade, res.Owed, passed = w.upgrade.decide(ledger, w.skip)
+		res.Passed = append(res.Passed, passed...)
+	}
+	// The pass writes the annotation the hooks it let through leave (activities.applyPass).
+	if res.PendingHooks = in.Ledger.PendingAfter(res.Passed); res.PendingHooks != nil {
+		w.pending = append(w.pending, res.PendingHooks)
 	}
 	return res, nil
 }

@@ -275,7 +275,11 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns
 // the answer shows it still there, held by finalizers (nil: it went). The dynamic client drops
 // the answer, and reading the object again would cost a request of its own.
 func (c *Client) deleteObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	body, err := c.rest.Delete().AbsPath(resourcePath(gvr, ns, name)).
+	prefix := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		prefix = "/api/" + gvr.Version
+	}
+	body, err := c.rest.Delete().AbsPath(prefix).NamespaceIfScoped(ns, ns != "").Resource(gvr.Resource).Name(name).
 		SetHeader("Content-Type", "application/json").Body([]byte(`{"apiVersion":"v1","kind":"DeleteOptions"}`)).
 		Do(ctx).Raw()
 	if err != nil {
@@ -295,18 +299,6 @@ func heldAfterDelete(body []byte) (*unstructured.Unstructured, error) {
 		return nil, nil
 	}
 	return u, nil
-}
-
-// resourcePath is the API path of an object.
-func resourcePath(gvr schema.GroupVersionResource, ns, name string) string {
-	p := "/apis/" + gvr.Group + "/" + gvr.Version
-	if gvr.Group == "" {
-		p = "/api/" + gvr.Version
-	}
-	if ns != "" {
-		p += "/namespaces/" + ns
-	}
-	return p + "/" + gvr.Resource + "/" + name
 }
 
 // Create creates an object (an existing one is an AlreadyExists error).

@@ -1,6 +1,10 @@
 package upgrade
 
-import hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
+import (
+	"slices"
+
+	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
+)
 
 // Ledger is the one record of what a Cluster's lifecycle hooks have answered. The workflow keeps
 // it (it survives continue-as-new and travels into and out of an upgrade), the pass's decision
@@ -193,6 +197,22 @@ func (l Ledger) PendingHooks() []string {
 		out = append(out, hooksv1.AfterClusterUpgrade)
 	}
 	return out
+}
+
+// PendingAfter is the pending-hooks annotation a pass writes before its applies once it let the
+// hooks in passed through without a call (nil: nothing to write): the after-hooks still owed with
+// them recorded, when those differ from l's, and always after BeforeClusterCreate, whose mark of
+// AfterControlPlaneInitialized lets CreateGate recognise an interrupted create.
+func (l Ledger) PendingAfter(passed []Due) []string {
+	after, created := l, false
+	for _, d := range passed {
+		after.Record(d)
+		created = created || d.Hook == hooksv1.BeforeClusterCreate
+	}
+	if p := after.PendingHooks(); created || !slices.Equal(p, l.PendingHooks()) {
+		return p
+	}
+	return nil
 }
 
 // Ended says whether an upgrade to `to` has ended before completing, from a pass's decision:
