@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -51,7 +52,7 @@ func observe(u *unstructured.Unstructured) (observed, error) {
 func Unobserved(old, cur *unstructured.Unstructured) bool {
 	if old == nil || cur == nil || old.GetGeneration() != cur.GetGeneration() ||
 		old.GetDeletionTimestamp() != nil || cur.GetDeletionTimestamp() != nil ||
-		!maps.Equal(old.GetLabels(), cur.GetLabels()) || !maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
+		!maps.Equal(old.GetLabels(), cur.GetLabels()) || !SameAnnotations(old.GetAnnotations(), cur.GetAnnotations()) ||
 		!slices.EqualFunc(old.GetOwnerReferences(), cur.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return reflect.DeepEqual(a, b) }) {
 		return false
 	}
@@ -61,4 +62,23 @@ func Unobserved(old, cur *unstructured.Unstructured) bool {
 	}
 	c, err := observe(cur)
 	return err == nil && reflect.DeepEqual(o, c)
+}
+
+// SameAnnotations compares two objects' annotations as a pass reads them: without Cluster API's
+// conversion data (conversion.DataAnnotation). An object Cluster API stores as v1beta2 and serves
+// as v1beta1 carries there every v1beta2 value v1beta1 cannot hold, its status conditions
+// included, so that annotation changes with each status write of Cluster API's controllers (beside
+// them, about 45 of the 55 events a Cluster's create sent its workflow). Its spec part moves with
+// the generation, which the callers compare on their own.
+func SameAnnotations(a, b map[string]string) bool {
+	return maps.Equal(withoutConversionData(a), withoutConversionData(b))
+}
+
+func withoutConversionData(m map[string]string) map[string]string {
+	if _, ok := m[conversion.DataAnnotation]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, conversion.DataAnnotation)
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/model/api/conversion"
 )
 
 // TestUnobserved: an update wakes the Cluster's workflow only when it changes what a pass reads.
@@ -77,6 +79,13 @@ func TestUnobserved(t *testing.T) {
 		{"a label", infra(), set(infra(), "x", "metadata", "labels", "team"), false},
 		{"an annotation", infra(), set(infra(), "x", "metadata", "annotations", "note"), false},
 		{"a new generation", infra(), set(infra(), int64(2), "metadata", "generation"), false},
+		// Served as v1beta1, an object Cluster API stores as v1beta2 keeps the rest of it in an
+		// annotation, status conditions included: a status write changes only that.
+		{"Cluster API's conversion data (a v1beta2 condition)", set(md(), `{"status":{"conditions":[]}}`, "metadata", "annotations", conversion.DataAnnotation),
+			set(md(), `{"status":{"conditions":[{"type":"Available"}]}}`, "metadata", "annotations", conversion.DataAnnotation), true},
+		{"Cluster API's conversion data first written", md(), set(md(), `{"status":{}}`, "metadata", "annotations", conversion.DataAnnotation), true},
+		{"an annotation beside the conversion data", set(md(), "{}", "metadata", "annotations", conversion.DataAnnotation),
+			set(set(md(), "{}", "metadata", "annotations", conversion.DataAnnotation), "x", "metadata", "annotations", "note"), false},
 		{"an owner", infra(), func() *unstructured.Unstructured {
 			u := infra()
 			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: "c1", UID: "u1"}})

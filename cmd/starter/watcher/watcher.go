@@ -372,14 +372,21 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 			metrics.EchoesSkipped.WithLabelValues("Cluster").Inc()
 			return
 		}
-		if old.GetGeneration() == u.GetGeneration() &&
-			maps.Equal(old.GetLabels(), u.GetLabels()) && maps.Equal(old.GetAnnotations(), u.GetAnnotations()) &&
-			(old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) &&
-			slices.Equal(old.GetFinalizers(), u.GetFinalizers()) {
+		if !clusterChanged(old, u) {
 			return
 		}
 	}
 	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster", u)
+}
+
+// clusterChanged says whether an update of a Cluster is one its workflow acts on: its spec (the
+// generation), labels, annotations (Cluster API's conversion data aside, which follows its
+// status: topology.SameAnnotations), finalizers or deletion. A status write is not, whoever made it.
+func clusterChanged(old, cur *unstructured.Unstructured) bool {
+	return old.GetGeneration() != cur.GetGeneration() ||
+		!maps.Equal(old.GetLabels(), cur.GetLabels()) || !topology.SameAnnotations(old.GetAnnotations(), cur.GetAnnotations()) ||
+		(old.GetDeletionTimestamp() == nil) != (cur.GetDeletionTimestamp() == nil) ||
+		!slices.Equal(old.GetFinalizers(), cur.GetFinalizers())
 }
 
 // onClass fans a ClusterClass change out to the Clusters that use it, watches its templates, and
@@ -483,7 +490,7 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 			return
 		}
 		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
-			maps.Equal(o.GetLabels(), u.GetLabels()) && maps.Equal(o.GetAnnotations(), u.GetAnnotations()) {
+			maps.Equal(o.GetLabels(), u.GetLabels()) && topology.SameAnnotations(o.GetAnnotations(), u.GetAnnotations()) {
 			return
 		}
 		key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
