@@ -248,6 +248,12 @@ func (s ControlPlaneState) IsScaling() bool {
 	return !eq(s.Replicas) || !eq(s.Updated) || !eq(s.ReadyReplicas) || (s.Unavailable != nil && *s.Unavailable != 0)
 }
 
+// Stable reports whether the control plane is initialized, not scaling, and has observed its
+// latest spec: what Cluster API's topology controller requires before it moves the workers on.
+func (s ControlPlaneState) Stable() bool {
+	return s.Initialized && !s.IsScaling() && (s.ObservedGeneration == 0 || s.ObservedGeneration >= s.Generation)
+}
+
 // IsUpgrading reports whether the control plane has not yet reached its desired version.
 func (s ControlPlaneState) IsUpgrading() bool {
 	return s.DesiredVersion != "" && s.Version != s.DesiredVersion

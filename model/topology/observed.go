@@ -19,7 +19,7 @@ import (
 // for a MachineDeployment or MachinePool, and a MachinePool's Nodes.
 type observed struct {
 	Infra        contract.InfraClusterState
-	ControlPlane contract.ControlPlaneState
+	ControlPlane controlPlaneFacts
 	Pool         upgrade.Pool
 	// Nodes are a MachinePool's status.nodeRefs, whose kubelet versions tell whether it upgrades
 	// (upgrade.NodeVersions).
@@ -38,8 +38,19 @@ func observe(u *unstructured.Unstructured) (observed, error) {
 	if o.Infra, err = contract.ReadInfraCluster(u); err != nil {
 		return o, err
 	}
-	o.ControlPlane, err = contract.ReadControlPlane(u)
+	cp, err := contract.ReadControlPlane(u)
+	o.ControlPlane = controlPlaneFacts{DesiredVersion: cp.DesiredVersion, Version: cp.Version, Initialized: cp.Initialized,
+		Ready: cp.Ready, Stable: cp.Stable(), FailureMessage: cp.FailureMessage}
 	return o, err
+}
+
+// controlPlaneFacts are what a pass reads of a control plane (upgrade.InputFrom, the provisioning
+// read): its replica counts only through Stable, as a pool's through Converging. A replica
+// becoming ready while others are still on their way changes nothing a pass decides.
+type controlPlaneFacts struct {
+	DesiredVersion, Version    string
+	Initialized, Ready, Stable bool
+	FailureMessage             string
 }
 
 // Unobserved tells that an update of an object of a Cluster's topology (its infrastructure

@@ -99,6 +99,9 @@ func TestUnobserved(t *testing.T) {
 
 		{"control plane: a condition", cp(), set(cp(), condition, "status", "conditions"), true},
 		{"control plane: a replica becomes available", cp(), set(cp(), int64(3), "status", "availableReplicas"), false},
+		{"control plane: a replica ready, still scaling", set(cp(), int64(1), "status", "readyReplicas"), cp(), true},
+		{"control plane: scaled", set(cp(), int64(3), "status", "availableReplicas"),
+			set(set(cp(), int64(3), "status", "availableReplicas"), int64(3), "status", "readyReplicas"), false},
 		{"control plane: its version reached", set(cp(), "v1.31.1", "status", "version"), cp(), false},
 		{"control plane: initialized (v1beta2 contract)", set(cp(), false, "status", "initialization", "controlPlaneInitialized"), cp(), false},
 

@@ -34,7 +34,7 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 			Exists:        true,
 			SpecVersion:   st.DesiredVersion,
 			StatusVersion: st.Version,
-			Stable:        st.Initialized && !st.IsScaling() && (st.ObservedGeneration == 0 || st.ObservedGeneration >= st.Generation),
+			Stable:        st.Stable(),
 		}
 		if in.ControlPlane.SpecVersion == "" {
 			in.ControlPlane.SpecVersion = topo.Version
