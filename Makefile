@@ -1,5 +1,5 @@
 # topoflow: the two commands a newcomer needs are `make up` and `make test`.
-.PHONY: up down purge test test-capi soak bench generate build
+.PHONY: up down purge test test-capi soak bench bench-capi generate build
 
 up: ## bring up etcd, kube-apiserver, Temporal; run topoflow with a sample Cluster
 	./deploy/stack/run.sh
@@ -21,6 +21,9 @@ soak: ## fault soak: 100 faults over Clusters in create, chained upgrade and del
 
 bench: ## fleet bench: raw apply rate, fleet create/upgrade, no-op requests, memory, history (own stack)
 	./tests/bench.sh -clusters 100 $(BENCH_FLAGS)
+
+bench-capi: ## the same 10 Clusters created beside real Cluster API: its topology controller, then topoflow (CPU, time)
+	./tests/capicompare.sh 10
 
 generate: ## regenerate deepcopy functions and CRDs from model/api
 	./deploy/generate.sh
