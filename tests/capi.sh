@@ -12,6 +12,7 @@ export TOPOFLOW_STACK=capi
 # not this stack's.
 unset TOPOFLOW_STACK_DIR
 source deploy/stack/lib.sh
+source deploy/capi/lib.sh
 
 started=$SECONDS
 cleanup() {
@@ -25,7 +26,7 @@ up_took=$((SECONDS - started))
 source "$STACK_DIR/env"
 
 # Peak RSS per process, sampled every 2 s while the test runs.
-procs=(etcd kube-apiserver temporal worker starter capi-core capi-kubeadm-bootstrap capi-kubeadm-control-plane capi-docker)
+procs=("${CAPI_STACK_PROCS[@]}")
 peaks="$STACK_DIR/rss-peaks"
 : >"$peaks"
 (

@@ -18,10 +18,11 @@ cd "$(dirname "$0")/.."
 export TOPOFLOW_STACK=capi
 unset TOPOFLOW_STACK_DIR
 source deploy/stack/lib.sh
+source deploy/capi/lib.sh
 clusters="${1:-10}"
 [[ "$clusters" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [CLUSTERS] (a positive number, not \"$clusters\")" >&2; exit 2; }
 timeout_s="${CAPICOMPARE_TIMEOUT:-900}"
-procs=(etcd kube-apiserver temporal worker starter capi-core capi-kubeadm-bootstrap capi-kubeadm-control-plane capi-docker)
+procs=("${CAPI_STACK_PROCS[@]}")
 tick="$(getconf CLK_TCK)"
 out="$(mktemp -d)"
 read -r -a modes <<<"${MODES:-clusterapi topoflow}"
@@ -58,7 +59,7 @@ snapshot() {
 
 # available NS: how many MachineDeployments in NS have every replica available and ready.
 available() {
-  "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" get machinedeployments.v1beta2.cluster.x-k8s.io -n "$1" \
+  kc get machinedeployments.v1beta2.cluster.x-k8s.io -n "$1" \
     -o jsonpath='{range .items[*]}{.spec.replicas} {.status.availableReplicas} {.status.readyReplicas}{"\n"}{end}' |
     awk '$1 != "" && $2 + 0 >= $1 && $3 + 0 >= $1 {n++} END {print n + 0}'
 }
@@ -71,9 +72,8 @@ run() {
   deploy/stack/down.sh --purge >/dev/null 2>&1 || true
   CAPI_TOPOLOGY="$mode" deploy/capi/up.sh >"$out/$mode.up.log" 2>&1 ||
     { tail -30 "$out/$mode.up.log" >&2; return 1; }
-  local kc=("$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE")
-  "${kc[@]}" create namespace "$ns" >/dev/null
-  "${kc[@]}" apply -n "$ns" -f deploy/capi/samples/clusterclass.yaml >/dev/null 2>&1
+  kc create namespace "$ns" >/dev/null
+  kc apply -n "$ns" -f deploy/capi/samples/clusterclass.yaml >/dev/null 2>&1
   for i in $(seq -w 1 "$clusters"); do
     sed -e "s/^  name: mem$/  name: cmp-$i/" -e "s/^  namespace: default$/  namespace: $ns/" deploy/capi/samples/cluster.yaml
     echo "---"
@@ -82,7 +82,7 @@ run() {
   sleep 5
   snapshot "$out/$mode.cpu0"
   start=$(date +%s.%N)
-  "${kc[@]}" apply -f "$out/clusters.yaml" >/dev/null 2>&1
+  kc apply -f "$out/clusters.yaml" >/dev/null 2>&1
   local n=0
   while ((n < clusters)); do
     if (($(date +%s) - ${start%.*} > timeout_s)); then

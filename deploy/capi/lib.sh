@@ -1,4 +1,5 @@
-# Shared by the real-providers profile's scripts (deploy/capi/up.sh, deploy/capi/switch.sh).
+# Shared by the real-providers profile's scripts (deploy/capi/up.sh, deploy/capi/switch.sh,
+# tests/capi.sh, tests/capicompare.sh).
 # Sourced after deploy/stack/lib.sh, not run.
 #
 # Who runs the topology ("the mode", kept in $STACK_DIR/capi-topology):
@@ -13,6 +14,10 @@ CAPI_MODE_FILE="$STACK_DIR/capi-topology"
 capi_pki="$STACK_DIR/capi-pki"
 # Each manager's webhook, health and diagnostics ports, above the stack's own.
 capi_port_base=$((9444 + _off))
+
+# CAPI_STACK_PROCS: every process of the profile's stack, by the name of its pid file (what
+# tests/capi.sh and tests/capicompare.sh measure).
+CAPI_STACK_PROCS=(etcd kube-apiserver temporal worker starter capi-core capi-kubeadm-bootstrap capi-kubeadm-control-plane capi-docker)
 
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 
