@@ -26,12 +26,20 @@ func (p *Provider) reconcileInfraCluster(ctx context.Context, u *unstructured.Un
 	if !ok {
 		return left, p.updateStatus(ctx, SimClusters, u, map[string]any{"ready": false})
 	}
+	// Like CAPD's docker backend (ClusterBackEndReconciler.ReconcileNormal), one reconcile
+	// sets the endpoint and marks the cluster provisioned: the spec is written, then the status
+	// at once, not after the spec's update event came back through the queue.
 	if host, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneEndpoint", "host"); host == "" {
+		u = u.DeepCopy()
 		if err := unstructured.SetNestedMap(u.Object, map[string]any{"host": u.GetName() + ".sim.topoflow.local", "port": int64(6443)}, "spec", "controlPlaneEndpoint"); err != nil {
 			return 0, err
 		}
-		_, err := p.dyn.Resource(SimClusters).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
-		return 0, err
+		updated, err := p.dyn.Resource(SimClusters).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
+		if err != nil {
+			return 0, err
+		}
+		u = updated
+		st["observedGeneration"] = u.GetGeneration()
 	}
 	st["ready"] = true
 	st["failureReason"], st["failureMessage"] = nil, nil
