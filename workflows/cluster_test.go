@@ -69,6 +69,10 @@ type fakeWorld struct {
 	// failLocal fails that many passes run inside the workflow task; localPasses and
 	// regularPasses count the passes run inside it and as activities of their own.
 	failLocal, localPasses, regularPasses int
+	// slowCalls makes the n-th call of the pass's activity (1-based, local or not) take that long
+	// on the workflow's clock; applyCalls counts the calls.
+	slowCalls  map[int]time.Duration
+	applyCalls int
 }
 
 // upgradeSim is a Cluster whose control plane and pools move to the versions each decision gives
@@ -236,7 +240,12 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 	env.RegisterWorkflowWithOptions(ClusterTopology, workflow.RegisterOptions{Name: ClusterWorkflowType})
 	env.RegisterWorkflowWithOptions(ClusterUpgrade, workflow.RegisterOptions{Name: ClusterUpgradeWorkflowType})
 	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(w.apply)
+	env.OnActivity(acts.ApplyTopology, mock.Anything, mock.Anything).Return(w.apply).AfterFn(func() time.Duration {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.applyCalls++
+		return w.slowCalls[w.applyCalls]
+	})
 	env.OnActivity(acts.ObserveProvisioning, mock.Anything, mock.Anything).Return(w.observe)
 	env.OnActivity(acts.SetClusterStatus, mock.Anything, mock.Anything).Return(w.setStatus)
 	env.OnActivity(acts.DeleteTopologyStep, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (*activities.DeleteResult, error) {
@@ -275,6 +284,17 @@ func newEnv(t *testing.T, w *fakeWorld) *testsuite.TestWorkflowEnvironment {
 		return nil
 	})
 	return env
+}
+
+// callsWith are the calls that start with one of the prefixes, in order.
+func callsWith(calls []string, prefixes ...string) []string {
+	var out []string
+	for _, c := range calls {
+		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(c, p) }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func signal(env *testsuite.TestWorkflowEnvironment, after time.Duration, f func()) {
@@ -567,13 +587,7 @@ func TestSkippedHooksPassWithoutACall(t *testing.T) {
 			require.True(t, env.IsWorkflowCompleted())
 			require.NoError(t, env.GetWorkflowError())
 
-			var hooks []string
-			for _, c := range w.calls {
-				if strings.HasPrefix(c, "hook ") {
-					hooks = append(hooks, c)
-				}
-			}
-			assert.Equal(t, tt.called, hooks)
+			assert.Equal(t, tt.called, callsWith(w.calls, "hook "))
 			assert.Equal(t, tt.first, w.calls[0], "calls: %v", w.calls)
 			assert.Equal(t, "settled", created.Step, "created: %+v", created)
 			assert.Equal(t, 1, w.workerPasses, "the workers were applied")
@@ -1028,6 +1042,31 @@ func TestSlowPassRunsAsActivity(t *testing.T) {
 	assert.Equal(t, 1, w.regularPasses, "the first pass ran again as an activity of its own")
 	assert.Equal(t, 2, w.localPasses, "later passes ran inside the workflow task")
 	assert.Equal(t, 1, w.workerPasses, "the first pass applied the workers")
+	assert.True(t, topologyCondition(w.lastStatus()).Status)
+}
+
+// TestOvertakenPassLeavesTheStatusToTheNext: a pass during which events came goes again at once,
+// and that pass writes the status from fresher reads; only once in a row, so a Cluster whose
+// events never stop still has its status written.
+func TestOvertakenPassLeavesTheStatusToTheNext(t *testing.T) {
+	// Each pass's first try inside the workflow task fails, so it runs as an activity of its own,
+	// which takes 10s; an event comes during each of the first two.
+	w := &fakeWorld{infraReady: true, cpInit: true, failLocal: 2, slowCalls: map[int]time.Duration{2: 10 * time.Second, 4: 10 * time.Second}}
+	env := newEnv(t, w)
+	signal(env, 5*time.Second, func() {})
+	signal(env, 15*time.Second, func() {})
+	signal(env, time.Minute, func() { w.set(func(w *fakeWorld) { w.gone = true }) })
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	var seq []string
+	for _, c := range callsWith(w.calls, "pass", "status ") {
+		seq = append(seq, strings.TrimSuffix(strings.Fields(c)[0], ":"))
+	}
+	require.GreaterOrEqual(t, len(seq), 4, "calls: %v", w.calls)
+	assert.Equal(t, []string{"pass", "pass", "status", "pass"}, seq[:4],
+		"the first pass, overtaken, writes no status; the second, overtaken too, does (calls: %v)", w.calls)
 	assert.True(t, topologyCondition(w.lastStatus()).Status)
 }
 

@@ -40,6 +40,8 @@ type clusterRun struct {
 	// hookFailed says the pass just ended on one, so the next wait is a short backoff.
 	hookFailures int
 	hookFailed   bool
+	// statusDeferred: the last report left the status to the pass after it (see overtaken).
+	statusDeferred bool
 	// pendingWritten is the pending-hooks annotation last written in this run (nil: not yet).
 	pendingWritten []string
 	// upgrade is set in a ClusterUpgrade child: the upgrade it runs, and what ended it.
@@ -334,25 +336,40 @@ func (r *clusterRun) afterControlPlaneInitialized(ctx workflow.Context, prov *ac
 // report writes the status of a pass that applied what it could: waiting for the providers,
 // upgrading, or settled.
 func (r *clusterRun) report(ctx workflow.Context, res *activities.ApplyResult, prov *activities.Provisioning) passOutcome {
+	write := r.writeStatus
+	if r.overtaken() {
+		write = func(workflow.Context, int64, *activities.Provisioning, status.Condition) {}
+	}
 	switch {
 	case res.Upgrade != nil:
 		cond := status.Upgrading(res.Upgrade)
-		r.writeStatus(ctx, res.Generation, prov, cond)
+		write(ctx, res.Generation, prov, cond)
 		r.setStep(ctx, "upgrade to "+res.Upgrade.Target, strings.ReplaceAll(cond.Message, "\n  * ", "; "))
 		return waiting
 	case len(res.PendingCreate) > 0:
 		cond := status.CreatePending(res.PendingCreate)
-		r.writeStatus(ctx, res.Generation, prov, cond)
+		write(ctx, res.Generation, prov, cond)
 		r.setStep(ctx, "wait for the control plane", cond.Message)
 		return waiting
 	}
-	r.writeStatus(ctx, res.Generation, prov, status.Reconciled())
+	write(ctx, res.Generation, prov, status.Reconciled())
 	if wait := status.ProvidersWait(res.HasInfrastructure, prov.InfrastructureReady, prov.ControlPlaneInitialized); wait != "" {
 		r.setStep(ctx, "wait for providers", wait)
 		return waiting
 	}
 	r.setStep(ctx, "settled", "")
 	return settled
+}
+
+// overtaken tells that events came during the pass: it goes again at once (waitAfter), and that
+// pass writes the status from fresher reads, so this one's would be overwritten a moment later
+// (in the fleet bench, one write in most creates: the first pass runs long, as an activity of its
+// own, while the providers answer). Never twice in a row, so a Cluster whose events never stop
+// still has its status written.
+func (r *clusterRun) overtaken() bool {
+	r.drain()
+	r.statusDeferred = len(r.pending) > 0 && !r.statusDeferred
+	return r.statusDeferred
 }
 
 // runBlockingHook calls a blocking lifecycle hook. When the hook does not let the step go on, the
