@@ -56,7 +56,7 @@ func newRunCmd() *cobra.Command {
 	var resync time.Duration
 	var le leaderElection
 	var signallers int
-	var coalesce time.Duration
+	var coalesce, coalesceMax time.Duration
 	var rolloutTiming workflows.RolloutTiming
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -70,7 +70,7 @@ func newRunCmd() *cobra.Command {
 			defer p.Close()
 			// A new watcher for every term as leader (one whose Run ended cannot run again).
 			lead := func(ctx context.Context) error {
-				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers, Coalesce: coalesce, RolloutTiming: rolloutTiming}, p.Log).Run(ctx)
+				return watcher.New(p.Conn.Kube, p.Conn.Temporal, watcher.Options{TaskQueue: taskQueue, Namespace: watchNS, Resync: resync, ExtensionConfigs: true, Workers: signallers, Coalesce: coalesce, CoalesceMax: coalesceMax, RolloutTiming: rolloutTiming}, p.Log).Run(ctx)
 			}
 			return le.campaign(p.Ctx, p.Conn.Kube, p.Log, lead)
 		},
@@ -81,6 +81,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&resync, "resync", 10*time.Minute, "re-signal every Cluster this often (safety net)")
 	cmd.Flags().IntVar(&signallers, "signal-workers", 16, "signals to Cluster workflows in flight at once (each Cluster's events are coalesced while queued)")
 	cmd.Flags().DurationVar(&coalesce, "coalesce", watcher.DefaultCoalesce, "hold a Cluster's first event this long so the events of a burst (a provider updating several objects) become one signal (0: signal at once)")
+	cmd.Flags().DurationVar(&coalesceMax, "coalesce-max", watcher.DefaultCoalesceMax, "while many Clusters have events at once, hold a Cluster's first event longer: --coalesce plus 20ms per other Cluster with events in the last 5-10s, up to this (at most --coalesce: a fixed hold; --coalesce=0 signals at once)")
 	cmd.Flags().DurationVar(&rolloutTiming.Poll, "rollout-poll", 15*time.Second, "how often a Rollout's workflow re-reads the Clusters it is changing when nothing woke it (each Cluster wakes it when its TopologyReconciled turns True for the change)")
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {

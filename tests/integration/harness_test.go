@@ -162,7 +162,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		o.timing.WaitResync = 20 * time.Second
 	}
 	if !o.noWatcher {
-		wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs, Coalesce: watcher.DefaultCoalesce, RolloutTiming: o.rolloutTiming}, log.With("component", "watcher"))
+		wt := watcher.New(tk, tc, watcher.Options{TaskQueue: e.taskQueue, Namespace: e.ns, Timing: o.timing, ExtensionConfigs: o.extensionConfigs, Coalesce: watcher.DefaultCoalesce, CoalesceMax: watcher.DefaultCoalesceMax, RolloutTiming: o.rolloutTiming}, log.With("component", "watcher"))
 		go func() { _ = wt.Run(ctx) }()
 	}
 

@@ -55,6 +55,9 @@ type Options struct {
 	// Coalesce holds a Cluster's first queued event this long before signalling, so a burst of
 	// events (a provider updating several objects) becomes one signal and one pass (0: at once).
 	Coalesce time.Duration
+	// CoalesceMax is how long a Cluster's first event may be held while many Clusters have events
+	// at once (see coalesceWindow; at most Coalesce: never longer).
+	CoalesceMax time.Duration
 	// ExtensionConfigs turns on the (cluster-wide) watch of ExtensionConfigs, which re-runs
 	// discovery whenever one changes.
 	ExtensionConfigs bool
@@ -64,6 +67,9 @@ type Options struct {
 // provider's reconcile makes (tens of milliseconds apart), short beside a pass.
 const DefaultCoalesce = 100 * time.Millisecond
 
+// DefaultCoalesceMax is the starter's --coalesce-max default.
+const DefaultCoalesceMax = time.Second
+
 // Watcher watches the API server and drives the Cluster workflows.
 type Watcher struct {
 	kube     *kube.Client
@@ -72,6 +78,8 @@ type Watcher struct {
 	log      *slog.Logger
 
 	queue workqueue.TypedRateLimitingInterface[string]
+	// window is how long a Cluster's first queued event is held (Options.Coalesce and CoalesceMax).
+	window *coalesceWindow
 	// objects queues registry objects (ClusterClasses, ExtensionConfigs) whose status to refresh.
 	objects workqueue.TypedRateLimitingInterface[activities.ObjectRef]
 	mu      sync.Mutex
@@ -116,6 +124,7 @@ func New(k *kube.Client, tc client.Client, opts Options, log *slog.Logger) *Watc
 		objects: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[activities.ObjectRef](500*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[activities.ObjectRef]{Name: "objects"}),
+		window:        newCoalesceWindow(opts.Coalesce, opts.CoalesceMax),
 		sources:       map[string]string{},
 		seen:          map[string][]corev1.ObjectReference{},
 		watching:      map[schema.GroupVersionResource]bool{},
@@ -340,8 +349,8 @@ func (w *Watcher) enqueue(ns, name, source string, obj *unstructured.Unstructure
 		w.seen[key] = activities.MergeSeen(w.seen[key], activities.SeenObject(obj))
 	}
 	w.mu.Unlock()
-	if w.opts.Coalesce > 0 {
-		w.queue.AddAfter(key, w.opts.Coalesce)
+	if hold := w.window.hold(key, time.Now()); hold > 0 {
+		w.queue.AddAfter(key, hold)
 	} else {
 		w.queue.Add(key)
 	}
