@@ -47,6 +47,9 @@ var (
 	// finalizer, a condition, a status already known: topology.Unobserved), by kind.
 	UnobservedSkipped = counter("watch_unobserved_skipped_total", "Watch updates not signalled because they changed nothing a pass reads, by kind.", "kind")
 	QueueDepth        = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_queue_depth", Help: "Clusters waiting to be signalled."})
+	// CoalesceHold is how long the starter held the last event it queued (--coalesce, growing
+	// with the Clusters that have events at once up to --coalesce-max).
+	CoalesceHold = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "watch_coalesce_hold_seconds", Help: "How long the starter held the last event it queued before signalling."})
 	// Signals (signal-with-start) sent to Cluster workflows, by result (ok, error).
 	SignalsSent = counter("signals_sent_total", "Signals sent to Cluster workflows (signal-with-start), by result.", "result")
 	// Of those events, the ones sent straight to a Cluster's running upgrade workflow instead.
@@ -75,7 +78,7 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(QueueDepth, HookDuration, UpgradesInProgress, RolloutClusters, RolloutStageSeconds,
+	Registry.MustRegister(QueueDepth, CoalesceHold, HookDuration, UpgradesInProgress, RolloutClusters, RolloutStageSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 

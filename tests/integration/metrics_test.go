@@ -133,6 +133,7 @@ func TestMetrics(t *testing.T) {
 	assert.Positive(t, sum(s, "topoflow_signals_sent_total", `result="ok"`))
 	_, ok := s["topoflow_watch_queue_depth"]
 	assert.True(t, ok, "queue depth exposed")
+	assert.Positive(t, sum(s, "topoflow_watch_coalesce_hold_seconds"), "the hold of the last queued event (--coalesce)")
 	_, ok = s["topoflow_upgrades_in_progress"]
 	assert.True(t, ok, "upgrades in progress exposed")
 	assert.Positive(t, sum(s, "topoflow_api_requests_total", `verb="watch"`), "the starter's watches counted")

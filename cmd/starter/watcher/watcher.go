@@ -56,7 +56,7 @@ type Options struct {
 	// events (a provider updating several objects) becomes one signal and one pass (0: at once).
 	Coalesce time.Duration
 	// CoalesceMax is how long a Cluster's first event may be held while many Clusters have events
-	// at once (see coalesceWindow; at most Coalesce: never longer).
+	// at once (see coalesceWindow; at most Coalesce: the hold does not grow).
 	CoalesceMax time.Duration
 	// ExtensionConfigs turns on the (cluster-wide) watch of ExtensionConfigs, which re-runs
 	// discovery whenever one changes.
@@ -349,7 +349,9 @@ func (w *Watcher) enqueue(ns, name, source string, obj *unstructured.Unstructure
 		w.seen[key] = activities.MergeSeen(w.seen[key], activities.SeenObject(obj))
 	}
 	w.mu.Unlock()
-	if hold := w.window.hold(key, time.Now()); hold > 0 {
+	hold := w.window.hold(key, time.Now())
+	metrics.CoalesceHold.Set(hold.Seconds())
+	if hold > 0 {
 		w.queue.AddAfter(key, hold)
 	} else {
 		w.queue.Add(key)
