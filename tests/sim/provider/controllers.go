@@ -30,7 +30,6 @@ func (p *Provider) reconcileInfraCluster(ctx context.Context, u *unstructured.Un
 	// sets the endpoint and marks the cluster provisioned: the spec is written, then the status
 	// at once, not after the spec's update event came back through the queue.
 	if host, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneEndpoint", "host"); host == "" {
-		u = u.DeepCopy()
 		if err := unstructured.SetNestedMap(u.Object, map[string]any{"host": u.GetName() + ".sim.topoflow.local", "port": int64(6443)}, "spec", "controlPlaneEndpoint"); err != nil {
 			return 0, err
 		}
