@@ -7,12 +7,7 @@
 # the stack afterwards. The first run builds Cluster API's managers (~25 minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TOPOFLOW_STACK=capi
-# A directory inherited from another stack's env file (tests/run.sh sources the test stack's) is
-# not this stack's.
-unset TOPOFLOW_STACK_DIR
-source deploy/stack/lib.sh
-source deploy/capi/lib.sh
+source deploy/capi/env.sh
 
 started=$SECONDS
 cleanup() {

@@ -15,10 +15,7 @@
 # The first run builds Cluster API's managers (~25 minutes on 2 cores; cached afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TOPOFLOW_STACK=capi
-unset TOPOFLOW_STACK_DIR
-source deploy/stack/lib.sh
-source deploy/capi/lib.sh
+source deploy/capi/env.sh
 clusters="${1:-10}"
 [[ "$clusters" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [CLUSTERS] (a positive number, not \"$clusters\")" >&2; exit 2; }
 timeout_s="${CAPICOMPARE_TIMEOUT:-900}"
@@ -78,8 +75,8 @@ run() {
     sed -e "s/^  name: mem$/  name: cmp-$i/" -e "s/^  namespace: default$/  namespace: $ns/" deploy/capi/samples/cluster.yaml
     echo "---"
   done >"$out/clusters.yaml"
-  # Let the class settle (its status written) before the clock starts.
-  sleep 5
+  # The class settled (its status written for its generation) before the clock starts.
+  kc wait -n "$ns" clusterclasses --all --for=jsonpath='{.status.observedGeneration}'=1 --timeout=120s >/dev/null
   snapshot "$out/$mode.cpu0"
   start=$(date +%s.%N)
   kc apply -f "$out/clusters.yaml" >/dev/null 2>&1
@@ -114,7 +111,7 @@ for mode in "${modes[@]}"; do
   run "$mode"
 done
 echo
-echo "capicompare, $(date -u +%F), $clusters Clusters of the in-memory class, Cluster API v1.14.2"
+echo "capicompare, $(date -u +%F), $clusters Clusters of the in-memory class, Cluster API $CAPI_VERSION"
 for mode in "${modes[@]}"; do report "$mode"; done
 if ((${#modes[@]} == 2)); then
   awk -v c="$(cat "$out/clusterapi.total")" -v t="$(cat "$out/topoflow.total")" \

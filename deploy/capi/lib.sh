@@ -1,5 +1,5 @@
 # Shared by the real-providers profile's scripts (deploy/capi/up.sh, deploy/capi/switch.sh,
-# tests/capi.sh, tests/capicompare.sh).
+# tests/capi.sh and tests/capicompare.sh through deploy/capi/env.sh).
 # Sourced after deploy/stack/lib.sh, not run.
 #
 # Who runs the topology ("the mode", kept in $STACK_DIR/capi-topology):
