@@ -84,11 +84,12 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "Fleet rollout to %s (%d stages, %s soak after each)\ttook %s\tlower bound %s (%.2fx; one Cluster alone %s)\n",
 			rolloutTo, r.Rollout.Stages, benchSoak, ms(r.Rollout.Took), ms(r.Rollout.Bound), r.Rollout.Took.Seconds()/max(r.Rollout.Bound.Seconds(), 1e-9), ms(r.Rollout.Single))
 		fmt.Fprintf(tw, "  Rollout workflow history\t%d events\tworker's API requests %.1f/s\n", r.Rollout.History, r.Rollout.RequestsPerSecond)
+		fmt.Fprintf(tw, "  worker's writes per Cluster, by resource\t%s\n", largestFirst(r.Rollout.Writes))
 		for _, s := range r.Rollout.PerStage {
 			fmt.Fprintf(tw, "  stage %s: %d Clusters, %d batches\ttook %s\tbound %s; upgrade per Cluster p50 %s, max %s\n",
 				s.Name, s.Clusters, s.Batches, ms(s.Took), ms(s.Bound), ms(s.Upgrades.pct(0.5)), ms(s.Upgrades.pct(1)))
 		}
-		fmt.Fprintf(tw, "  CPU during the rollout\t%s\n", r.Rollout.CPU)
+		fmt.Fprintf(tw, "  CPU during the rollout\t%.2f s per Cluster\t%s\n", r.Rollout.CPUPerCluster, r.Rollout.CPU)
 	}
 	if r.Upgrade.Took > 0 {
 		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))

@@ -41,8 +41,12 @@ type rolloutResult struct {
 	Bound             time.Duration
 	History           int64
 	RequestsPerSecond float64
-	// CPU is where the CPU time of the rollout went (see cpuShare).
-	CPU string
+	// Writes are the worker's writes per Cluster of the fleet, by verb and resource.
+	Writes map[string]float64
+	// CPU is where the CPU time of the rollout went (see cpuShare); CPUPerCluster is all of it
+	// (the stack, the bench and its simulated providers; soaks included) over the Clusters moved.
+	CPU           string
+	CPUPerCluster float64
 	// PerStage is each stage's time against its bound.
 	PerStage []stageResult
 }
@@ -60,6 +64,10 @@ type stageResult struct {
 // rolloutAll moves the fleet to rolloutTo with a Rollout of four stages and short soaks.
 func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 	before, err := scrapeRequests(f.metrics)
+	if err != nil {
+		return rolloutResult{}, err
+	}
+	writes, err := scrapeWrites(f.metrics)
 	if err != nil {
 		return rolloutResult{}, err
 	}
@@ -101,7 +109,11 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 		}
 	}
 	res := rolloutResult{Stages: len(benchStages), Took: time.Since(start)}
-	res.CPU = cpuShare(cpu, f.cpuSeconds(), res.Took)
+	cpuAfter := f.cpuSeconds()
+	res.CPU = cpuShare(cpu, cpuAfter, res.Took)
+	for name, v := range cpuAfter {
+		res.CPUPerCluster += (v - cpu[name]) / float64(max(1, len(ro.Status.Clusters)))
+	}
 	after, err := scrapeRequests(f.metrics)
 	if err != nil {
 		return res, err
@@ -110,6 +122,9 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 		if verb != "watch" {
 			res.RequestsPerSecond += (v - before[verb]) / res.Took.Seconds()
 		}
+	}
+	if after, err := scrapeWrites(f.metrics); err == nil {
+		res.Writes = perCluster(writes, after, len(ro.Status.Clusters))
 	}
 	perStage := map[string]int{}
 	upgrades := map[string]latencies{}
