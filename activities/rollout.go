@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -312,39 +313,56 @@ type WriteInput struct {
 }
 
 // WriteRolloutChange writes the change to each Cluster (none when it already holds) and says
-// which generation to follow, or why the change was refused.
+// which generation to follow, or why the change was refused. The Clusters are written
+// writeConcurrency at a time: a stage's Clusters start together, not one apply after another.
 func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]rollout.WriteResult, error) {
 	fragment, err := rollout.Topology(in.Change)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]rollout.WriteResult, 0, len(in.Clusters))
-	for _, key := range in.Clusters {
-		ns, name, _ := strings.Cut(key, "/")
-		res := rollout.WriteResult{Key: key}
-		c, err := a.ClusterNamed(ctx, ns, name)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case c == nil:
-			res.Gone = true
-		case holds(c, fragment):
-			res.Generation = c.Generation
-		default:
-			u, err := a.applyChange(ctx, c, in.Rollout, fragment, false)
-			if why, refused := refusal(err); refused {
-				res.Refused = why
-			} else if err != nil {
-				return nil, fmt.Errorf("writing Cluster %s: %w", key, err)
-			} else {
-				res.Generation = u.GetGeneration()
-				a.Log.InfoContext(ctx, "rollout wrote a Cluster", "rollout", in.Rollout.String(), "cluster", key, "generation", res.Generation)
-			}
-		}
-		out = append(out, res)
+	out := make([]rollout.WriteResult, len(in.Clusters))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for i, key := range in.Clusters {
+		g.Go(func() (err error) {
+			out[i], err = a.writeChange(gctx, in.Rollout, key, fragment)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// writeConcurrency bounds the Rollout's writes in flight at once.
+const writeConcurrency = 8
+
+// writeChange writes the change to one Cluster (key "namespace/name").
+func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string, fragment map[string]any) (rollout.WriteResult, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	res := rollout.WriteResult{Key: key}
+	c, err := a.ClusterNamed(ctx, ns, name)
+	switch {
+	case err != nil:
+		return res, err
+	case c == nil:
+		res.Gone = true
+		return res, nil
+	case holds(c, fragment):
+		res.Generation = c.Generation
+		return res, nil
+	}
+	u, err := a.applyChange(ctx, c, by, fragment, false)
+	if why, refused := refusal(err); refused {
+		res.Refused = why
+		return res, nil
+	} else if err != nil {
+		return res, fmt.Errorf("writing Cluster %s: %w", key, err)
+	}
+	res.Generation = u.GetGeneration()
+	a.Log.InfoContext(ctx, "rollout wrote a Cluster", "rollout", by.String(), "cluster", key, "generation", res.Generation)
+	return res, nil
 }
 
 // RolloutObserveInput asks about a Rollout and the Clusters it follows.
@@ -483,7 +501,10 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 	}
 	for _, s := range st.Stages {
 		if s.StartedAt != nil && s.FinishedAt != nil {
-			metrics.RolloutStageSeconds.WithLabelValues(in.Rollout.String(), s.Name).Set(s.FinishedAt.Sub(s.StartedAt.Time).Seconds())
+			// In whole seconds, as the status holds the times (an input that came through Temporal
+			// is so already; a local activity's is not serialized).
+			took := s.FinishedAt.Rfc3339Copy().Sub(s.StartedAt.Rfc3339Copy().Time)
+			metrics.RolloutStageSeconds.WithLabelValues(in.Rollout.String(), s.Name).Set(took.Seconds())
 		}
 	}
 	if a.Events != nil {
