@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -63,30 +62,6 @@ type clusterRun struct {
 	task taskClock
 }
 
-// taskClock tells how long the current workflow task has run. Inside a task the workflow's clock
-// moves only when a local activity completes (its marker records the time, so the reading is the
-// same on replay); a reading other than the one the last step ended at is a new task.
-type taskClock struct {
-	start, last time.Time
-}
-
-// left is what remains of budget in the current workflow task, the workflow's clock reading now.
-func (c *taskClock) left(now time.Time, budget time.Duration) time.Duration {
-	if !now.Equal(c.last) {
-		c.start = now
-	}
-	return budget - now.Sub(c.start)
-}
-
-// stepped notes where the clock stands after a step; newTask says the step ended its workflow
-// task (it ran as an activity of its own), so the steps after it count from now.
-func (c *taskClock) stepped(now time.Time, newTask bool) {
-	c.last = now
-	if newTask {
-		c.start = now
-	}
-}
-
 func newRun(ctx workflow.Context, ref activities.ClusterRef, timing Timing, ledger upgrade.Ledger) *clusterRun {
 	return &clusterRun{ref: ref, timing: timing.withDefaults(), ledger: ledger, events: workflow.GetSignalChannel(ctx, SignalClusterEvent)}
 }
@@ -104,50 +79,11 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 	}), fn, in)
 }
 
-// Steps run inside the workflow task first, as local activities: most read from the worker's
-// cache and send little or nothing, take milliseconds, and so cost one marker in the history. A
-// step is bounded there (passBudget for the pass, writeBudget for a write of the Cluster,
-// stepBudget for the others), and the steps of one workflow task together by taskBudget, under
-// the 5 s after which Temporal warns about a workflow task; one that takes longer (the cache
-// catching up, a busy API server, an outage) or fails for a reason a retry may fix is run again
-// as an activity of its own, which retries for as long as it takes, and one the task has no time
-// left for runs so at once. Every step is idempotent, so the repeat is safe.
-const (
-	passBudget = 2500 * time.Millisecond
-	stepBudget = time.Second
-	// writeBudget bounds a write of the Cluster (its status, its pending-hooks annotation). Under
-	// a fleet's load these are the API server's slowest writes (the fleet bench: 300 ms on
-	// average, etcd's update alone 80 ms, and a conflict with the Cluster's other writers read
-	// again and retried), and their tail passed a second: each such write then ran again as an
-	// activity of its own, seven events more, and another write of the same Cluster.
-	writeBudget = 2 * time.Second
-	taskBudget  = 4 * time.Second
-	// minStep is the least budget worth a try inside the workflow task.
-	minStep = 250 * time.Millisecond
-)
-
 // step runs fn(in) into out: inside the workflow task within budget, else as an activity of its
-// own. A non-retryable error (a missing class, an invalid topology) is returned at once.
+// own (taskClock.run). A non-retryable error (a missing class, an invalid topology) is returned at
+// once.
 func (r *clusterRun) step(ctx workflow.Context, summary string, budget time.Duration, fn, in, out any) error {
-	budget = min(budget, r.task.left(workflow.Now(ctx), taskBudget))
-	if budget < minStep {
-		defer func() { r.task.stepped(workflow.Now(ctx), true) }()
-		return r.activity(ctx, summary+" (as an activity of its own: the workflow task has run long)", fn, in).Get(ctx, out)
-	}
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: budget,
-		StartToCloseTimeout:    budget,
-		Summary:                summary,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	err := workflow.ExecuteLocalActivity(lctx, activityName(fn), in).Get(ctx, out)
-	var appErr *temporal.ApplicationError
-	if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
-		r.task.stepped(workflow.Now(ctx), false)
-		return err
-	}
-	defer func() { r.task.stepped(workflow.Now(ctx), true) }()
-	return r.activity(ctx, summary+" (again, as an activity of its own)", fn, in).Get(ctx, out)
+	return r.task.run(ctx, summary, budget, fn, in, out, r.activity)
 }
 
 // activityRetry retries a step for as long as it takes: an API server outage pauses the work,
@@ -156,14 +92,6 @@ var activityRetry = &temporal.RetryPolicy{
 	InitialInterval:    time.Second,
 	BackoffCoefficient: 2,
 	MaximumInterval:    time.Minute,
-}
-
-// activityName is the name a method of activities.Activities is registered under (local
-// activities are looked up by name: the workflows hold only a nil *Activities for reference).
-func activityName(fn any) string {
-	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	name = strings.TrimSuffix(name, "-fm")
-	return name[strings.LastIndex(name, ".")+1:]
 }
 
 // heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
@@ -401,10 +329,12 @@ func (r *clusterRun) runBlockingHook(ctx workflow.Context, call activities.HookC
 	return waiting, false
 }
 
-// hook calls a lifecycle hook as an activity of its own and logs the answer. A hook that no
-// extension handles, with nothing else to do (the pass said so: ApplyResult.SkipHooks), passes
-// without one, as Cluster API's call of no handlers does: no request, and no history for a step
-// that does nothing.
+// hook calls a lifecycle hook as an activity of its own and logs the answer: the answer is
+// recorded in the history before the workflow acts on it, so a worker that crashes afterwards
+// never has a hook called again (inside the workflow task, a crash would lose every step of the
+// task, and the calls with it). A hook that no extension handles, with nothing else to do (the
+// pass said so: ApplyResult.SkipHooks), passes without one, as Cluster API's call of no handlers
+// does: no request, and no history for a step that does nothing.
 func (r *clusterRun) hook(ctx workflow.Context, call activities.HookCall) (*activities.HookOutcome, error) {
 	r.setStep(ctx, "hook "+call.Hook, "")
 	var out activities.HookOutcome

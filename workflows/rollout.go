@@ -97,7 +97,7 @@ func Rollout(ctx workflow.Context, in RolloutInput) error {
 		// 4. Write the Clusters the stage starts.
 		if len(a.Write) > 0 {
 			var res []rollout.WriteResult
-			if err := r.act(ctx, "write "+rollout.ListSome(a.Write, 5), acts.WriteRolloutChange,
+			if err := r.decisive(ctx, "write "+rollout.ListSome(a.Write, 5), acts.WriteRolloutChange,
 				activities.WriteInput{Rollout: in.Rollout, Change: r.state.Spec.Change, Clusters: a.Write}, &res); err != nil {
 				return err
 			}
@@ -138,18 +138,41 @@ type rolloutRun struct {
 	// history counts this run's events from above: Temporal's own count is not available in
 	// the test environment, and an upper bound is what the limit needs.
 	history int
+	// task is the workflow task the steps run in (see taskClock).
+	task taskClock
 }
 
-// act runs an activity; the rollout's activities retry for as long as it takes (an outage pauses
-// the rollout, it does not fail it).
+// act runs a step that reads or reports (read the Rollout, observe, write its status): inside the
+// workflow task first, as the Cluster's steps do (taskClock.run), else as an activity of its own
+// that retries for as long as it takes (an outage pauses the rollout, it does not fail it).
 func (r *rolloutRun) act(ctx workflow.Context, summary string, fn, in, out any) error {
-	r.history += 6 // scheduled, started, completed, and the workflow task around them
+	r.history += 6 // at most: scheduled, started, completed, and the workflow task around them
+	return r.task.run(ctx, summary, rolloutStepBudget, fn, in, out, r.activity)
+}
+
+// rolloutStepBudget bounds a step inside the workflow task.
+const rolloutStepBudget = 2 * time.Second
+
+// decisive runs a step the rollout acts on for good, always as an activity of its own: freezing
+// the selection and writing the Clusters a stage starts. The decision is then recorded in the
+// history before the step runs, and its result before anything else is decided. Inside the
+// workflow task, a worker that crashed after the writes would lose the decision with the task,
+// and the next one, from fresher reads (a pause since, say), could leave a written Cluster
+// unfollowed.
+func (r *rolloutRun) decisive(ctx workflow.Context, summary string, fn, in, out any) error {
+	r.history += 6
+	defer func() { r.task.stepped(workflow.Now(ctx), true) }()
+	return r.activity(ctx, summary, fn, in).Get(ctx, out)
+}
+
+// activity runs a step as an activity of its own.
+func (r *rolloutRun) activity(ctx workflow.Context, summary string, fn, in any) workflow.Future {
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    heartbeatTimeout,
 		Summary:             summary,
 		RetryPolicy:         activityRetry,
-	}), fn, in).Get(ctx, out)
+	}), fn, in)
 }
 
 // start reads the Rollout and freezes its selection; stop: the workflow has nothing to do. While
@@ -196,7 +219,7 @@ func (r *rolloutRun) start(ctx workflow.Context) (bool, error) {
 // would refuse the change for some Clusters, or an older Rollout holds some of them.
 func (r *rolloutRun) selectClusters(ctx workflow.Context, ro activities.RolloutRead) (*rollout.State, rollout.NotStarting, error) {
 	var sel activities.SelectResult
-	if err := r.act(ctx, "select the Clusters", acts.SelectClusters,
+	if err := r.decisive(ctx, "select the Clusters", acts.SelectClusters,
 		activities.SelectInput{Rollout: r.in.Rollout, Spec: ro.Spec}, &sel); err != nil {
 		return nil, rollout.NotStarting{}, err
 	}
