@@ -47,8 +47,13 @@ func (f *fakeFleet) read() activities.RolloutRead {
 	return activities.RolloutRead{Exists: true, Generation: 1, Spec: f.spec, Annotations: ann, Deleting: f.deleting}
 }
 
-// events counts one run's history from above, independently of the workflow's own count.
-type events struct{ activities, timers, signals int }
+// events counts one run's history from above, independently of the workflow's own count (a step
+// inside the workflow task counted as an activity of its own), and which steps ran how (own:
+// activities of their own, local: inside the workflow task), by activity type.
+type events struct {
+	activities, timers, signals int
+	own, local                  map[string]int
+}
 
 func (e events) bound() int {
 	return 3*e.activities + 2*e.timers + e.signals + 3*(e.activities+e.timers+e.signals+1) + 2
@@ -60,7 +65,15 @@ func newRolloutEnv(t *testing.T, f *fakeFleet, count *events) *testsuite.TestWor
 	f.env = env
 	env.RegisterWorkflowWithOptions(Rollout, workflow.RegisterOptions{Name: RolloutWorkflowType})
 	env.RegisterActivity(&activities.Activities{})
-	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { count.activities++ })
+	count.own, count.local = map[string]int{}, map[string]int{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		count.activities++
+		count.own[info.ActivityType.Name]++
+	})
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		count.activities++
+		count.local[info.ActivityType.Name]++
+	})
 	env.SetOnTimerScheduledListener(func(string, time.Duration) { count.timers++ })
 	env.OnActivity(acts.ReadRollout, mock.Anything, mock.Anything).Return(func(context.Context, activities.RolloutRef) (activities.RolloutRead, error) {
 		return f.read(), nil
@@ -169,6 +182,31 @@ func TestRolloutApprovalByUpdateAndAnnotation(t *testing.T) {
 	require.Equal(t, rollout.PhaseCompleted, query().Phase)
 	require.ErrorContains(t, answers["wrong"], "canary/after@gen-1", "an approval naming another gate is refused")
 	require.NoError(t, answers["right"])
+}
+
+// TestRolloutDecisionsAreActivities: the rollout's reads and reports run inside the workflow task,
+// but freezing the selection and writing Clusters always run as activities of their own, so each
+// decision is in the history before a Cluster is written (a crash mid-task cannot make the next
+// decision leave a written Cluster unfollowed).
+func TestRolloutDecisionsAreActivities(t *testing.T) {
+	f := newFakeFleet(rolloutv1.RolloutSpec{Change: rolloutv1.Change{Version: "v1.35.0"}, Stages: []rolloutv1.Stage{
+		{Name: "canary", Count: pct(1)},
+		{Name: "rest", MaxConcurrent: 2},
+	}}, 5)
+	var count events
+	env := newRolloutEnv(t, f, &count)
+	env.ExecuteWorkflow(RolloutWorkflowType, RolloutInput{Rollout: activities.RolloutRef{Namespace: "fleet", Name: "r"}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, f.order, 5)
+	for _, decisive := range []string{"SelectClusters", "WriteRolloutChange"} {
+		require.Positive(t, count.own[decisive], "%s ran as an activity of its own: %v", decisive, count.own)
+		require.Zero(t, count.local[decisive], "%s never inside the workflow task: %v", decisive, count.local)
+	}
+	for _, read := range []string{"ReadRollout", "ObserveRollout", "SetRolloutStatus"} {
+		require.Positive(t, count.local[read], "%s inside the workflow task: %v", read, count.local)
+		require.Zero(t, count.own[read], "%s not as an activity of its own (it answered at once): %v", read, count.own)
+	}
 }
 
 // TestRolloutThousandClustersContinuesAsNew: 1,000 Clusters through four stages; each run's
