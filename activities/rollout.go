@@ -501,10 +501,7 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 	}
 	for _, s := range st.Stages {
 		if s.StartedAt != nil && s.FinishedAt != nil {
-			// In whole seconds, as the status holds the times (an input that came through Temporal
-			// is so already; a local activity's is not serialized).
-			took := s.FinishedAt.Rfc3339Copy().Sub(s.StartedAt.Rfc3339Copy().Time)
-			metrics.RolloutStageSeconds.WithLabelValues(in.Rollout.String(), s.Name).Set(took.Seconds())
+			metrics.RolloutStageSeconds.WithLabelValues(in.Rollout.String(), s.Name).Set(s.FinishedAt.Sub(s.StartedAt.Time).Seconds())
 		}
 	}
 	if a.Events != nil {

@@ -71,12 +71,7 @@ var acts *activities.Activities
 // activity runs a step as an activity of its own: a slow step (see step) and the hook calls (an
 // extension's answer is recorded on its own, and its retries keep their own backoff).
 func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in any) workflow.Future {
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    heartbeatTimeout,
-		Summary:             summary,
-		RetryPolicy:         activityRetry,
-	}), fn, in)
+	return ownActivity(ctx, 2*time.Minute, summary, fn, in)
 }
 
 // step runs fn(in) into out: inside the workflow task within budget, else as an activity of its

@@ -161,18 +161,12 @@ const rolloutStepBudget = 2 * time.Second
 // unfollowed.
 func (r *rolloutRun) decisive(ctx workflow.Context, summary string, fn, in, out any) error {
 	r.history += 6
-	defer func() { r.task.stepped(workflow.Now(ctx), true) }()
-	return r.activity(ctx, summary, fn, in).Get(ctx, out)
+	return r.task.own(ctx, summary, fn, in, out, r.activity)
 }
 
 // activity runs a step as an activity of its own.
 func (r *rolloutRun) activity(ctx workflow.Context, summary string, fn, in any) workflow.Future {
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    heartbeatTimeout,
-		Summary:             summary,
-		RetryPolicy:         activityRetry,
-	}), fn, in)
+	return ownActivity(ctx, 5*time.Minute, summary, fn, in)
 }
 
 // start reads the Rollout and freezes its selection; stop: the workflow has nothing to do. While

@@ -65,8 +65,7 @@ func (c *taskClock) run(ctx workflow.Context, summary string, budget time.Durati
 	activity func(ctx workflow.Context, summary string, fn, in any) workflow.Future) error {
 	budget = min(budget, c.left(workflow.Now(ctx), taskBudget))
 	if budget < minStep {
-		defer func() { c.stepped(workflow.Now(ctx), true) }()
-		return activity(ctx, summary+" (as an activity of its own: the workflow task has run long)", fn, in).Get(ctx, out)
+		return c.own(ctx, summary+" (as an activity of its own: the workflow task has run long)", fn, in, out, activity)
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: budget,
@@ -80,8 +79,27 @@ func (c *taskClock) run(ctx workflow.Context, summary string, budget time.Durati
 		c.stepped(workflow.Now(ctx), false)
 		return err
 	}
+	return c.own(ctx, summary+" (again, as an activity of its own)", fn, in, out, activity)
+}
+
+// own runs fn(in) into out as an activity of its own (activity); the workflow task ends there, so
+// the steps after it count from when it completed.
+func (c *taskClock) own(ctx workflow.Context, summary string, fn, in, out any,
+	activity func(ctx workflow.Context, summary string, fn, in any) workflow.Future) error {
 	defer func() { c.stepped(workflow.Now(ctx), true) }()
-	return activity(ctx, summary+" (again, as an activity of its own)", fn, in).Get(ctx, out)
+	return activity(ctx, summary, fn, in).Get(ctx, out)
+}
+
+// ownActivity starts fn(in) as an activity of its own that retries for as long as it takes (an
+// outage pauses the work, it does not fail it), heartbeating so that a dead worker's attempt is
+// retried elsewhere.
+func ownActivity(ctx workflow.Context, startToClose time.Duration, summary string, fn, in any) workflow.Future {
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    heartbeatTimeout,
+		Summary:             summary,
+		RetryPolicy:         activityRetry,
+	}), fn, in)
 }
 
 // activityName is the name a method of activities.Activities is registered under (local

@@ -60,10 +60,10 @@ func (s *State) Status() rolloutv1.RolloutStatus {
 			cs.Stage = s.Spec.Stages[c.Stage].Name
 		}
 		if !c.Started.IsZero() {
-			cs.StartedAt = &metav1.Time{Time: c.Started}
+			cs.StartedAt = statusTime(c.Started)
 		}
 		if !c.Finished.IsZero() {
-			cs.FinishedAt = &metav1.Time{Time: c.Finished}
+			cs.FinishedAt = statusTime(c.Finished)
 		}
 		st.Clusters = append(st.Clusters, cs)
 		st.Counts.Total++
@@ -90,15 +90,22 @@ func (s *State) Status() rolloutv1.RolloutStatus {
 	for i, t := range s.StageTimes {
 		ss := rolloutv1.StageStatus{Name: s.Spec.Stages[i].Name}
 		if !t.Started.IsZero() {
-			ss.StartedAt = &metav1.Time{Time: t.Started}
+			ss.StartedAt = statusTime(t.Started)
 		}
 		if !t.Finished.IsZero() {
-			ss.FinishedAt = &metav1.Time{Time: t.Finished}
+			ss.FinishedAt = statusTime(t.Finished)
 		}
 		st.Stages = append(st.Stages, ss)
 	}
 	st.Conditions = s.conditions(st, waiting, failed, opens)
 	return st
+}
+
+// statusTime is a time as the status holds it: in whole seconds, as the API server stores it, so a
+// status is the same (and so are the stage durations read from it) whether it reached the
+// activity through Temporal's serialization or inside the workflow task without one.
+func statusTime(t time.Time) *metav1.Time {
+	return &metav1.Time{Time: t.Truncate(time.Second)}
 }
 
 // MaxLateMatches is how many late matches a status names.
