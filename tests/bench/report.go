@@ -21,6 +21,15 @@ import (
 // latencies are durations, one per Cluster.
 type latencies []time.Duration
 
+// sum is the latencies added up.
+func (l latencies) sum() time.Duration {
+	var t time.Duration
+	for _, d := range l {
+		t += d
+	}
+	return t
+}
+
 func (l latencies) pct(p float64) time.Duration {
 	if len(l) == 0 {
 		return 0
@@ -88,11 +97,14 @@ func (r *report) print(w io.Writer) {
 		for _, s := range r.Rollout.PerStage {
 			fmt.Fprintf(tw, "  stage %s: %d Clusters, %d batches\ttook %s\tbound %s; upgrade per Cluster p50 %s, max %s\n",
 				s.Name, s.Clusters, s.Batches, ms(s.Took), ms(s.Bound), ms(s.Upgrades.pct(0.5)), ms(s.Upgrades.pct(1)))
+			fmt.Fprintf(tw, "    upgrading %s (first write to last done), %.1f Clusters/s\tin flight %.1f of %d on average\tthe rollout's own time %s (neither upgrading nor soaking)\n",
+				ms(s.Busy), s.PerSecond(), s.InFlight, s.Limit, ms(s.Own()))
 		}
 		fmt.Fprintf(tw, "  CPU during the rollout\t%.2f s per Cluster\t%s\n", r.Rollout.CPUPerCluster, r.Rollout.CPU)
 	}
 	if r.Upgrade.Took > 0 {
-		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
+		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s (%.1f Clusters/s)\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took),
+			float64(len(r.Upgrade.PerCluster))/max(r.Upgrade.Took.Seconds(), 1e-9), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
 		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
 	}
 	limit := "no Go memory limit"

@@ -59,6 +59,34 @@ type stageResult struct {
 	Took, Bound       time.Duration
 	// Upgrades are its Clusters' upgrade times (as Single, each among the others of its batch).
 	Upgrades latencies
+	// Busy is the stage's upgrades from end to end: from the first Cluster written to the last
+	// one done. The rest of Took is the soak and the rollout's own time (Own): reading, deciding
+	// and writing before the first Cluster, seeing the last one done, starting the soak.
+	Busy time.Duration
+	// InFlight is the mean number of the stage's Clusters upgrading at once while it was busy,
+	// against the stage's limit (Limit): how full the rollout kept its slots.
+	InFlight float64
+	Limit    int32
+}
+
+// Own is the part of the stage that is neither its upgrades nor its soak.
+func (s stageResult) Own() time.Duration { return s.Took - s.Busy - benchSoak }
+
+// PerSecond is the stage's upgrades per second while it was busy.
+func (s stageResult) PerSecond() float64 {
+	return float64(len(s.Upgrades)) / max(s.Busy.Seconds(), 1e-9)
+}
+
+// busySpan is one stage's upgrades seen from outside: the first write, the last done.
+type busySpan struct{ first, last time.Time }
+
+func (b *busySpan) add(r *rolledTimes) {
+	if b.first.IsZero() || r.written.Before(b.first) {
+		b.first = r.written
+	}
+	if r.reconciled.After(b.last) {
+		b.last = r.reconciled
+	}
 }
 
 // rolloutAll moves the fleet to rolloutTo with a Rollout of four stages and short soaks.
@@ -128,11 +156,16 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 	}
 	perStage := map[string]int{}
 	upgrades := map[string]latencies{}
+	busy := map[string]*busySpan{}
 	f.mu.Lock()
 	for _, c := range ro.Status.Clusters {
 		perStage[c.Stage]++
 		if r := f.rolled[c.Name]; r != nil && !r.reconciled.IsZero() {
 			upgrades[c.Stage] = append(upgrades[c.Stage], r.reconciled.Sub(r.written))
+			if busy[c.Stage] == nil {
+				busy[c.Stage] = &busySpan{}
+			}
+			busy[c.Stage].add(r)
 		}
 	}
 	f.mu.Unlock()
@@ -151,7 +184,12 @@ func (f *fleet) rolloutAll(ctx context.Context) (rolloutResult, error) {
 		batches := int(math.Ceil(float64(perStage[s.name]) / float64(s.maxConcurrent)))
 		bound := time.Duration(batches)*res.Single + benchSoak
 		res.Bound += bound
-		res.PerStage = append(res.PerStage, stageResult{Name: s.name, Clusters: perStage[s.name], Batches: batches, Took: took[s.name], Bound: bound, Upgrades: upgrades[s.name]})
+		st := stageResult{Name: s.name, Clusters: perStage[s.name], Batches: batches, Took: took[s.name], Bound: bound, Upgrades: upgrades[s.name], Limit: s.maxConcurrent}
+		if b := busy[s.name]; b != nil {
+			st.Busy = b.last.Sub(b.first)
+			st.InFlight = st.Upgrades.sum().Seconds() / max(st.Busy.Seconds(), 1e-9)
+		}
+		res.PerStage = append(res.PerStage, st)
 	}
 	d, err := f.tc.DescribeWorkflowExecution(ctx, workflows.RolloutWorkflowID(f.ns, "bench"), "")
 	if err != nil {
