@@ -491,6 +491,15 @@ type upgradeResult struct {
 	PerCluster latencies
 }
 
+// rate is the fleet upgrade's Clusters per second: the stack's upgrade rate with every Cluster
+// written at once and no Rollout (0 when it did not run).
+func (u upgradeResult) rate() float64 {
+	if u.Took <= 0 {
+		return 0
+	}
+	return float64(len(u.PerCluster)) / u.Took.Seconds()
+}
+
 func (f *fleet) upgradeAll(ctx context.Context) (upgradeResult, error) {
 	names := f.names()
 	start := time.Now()

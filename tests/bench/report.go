@@ -101,10 +101,15 @@ func (r *report) print(w io.Writer) {
 				ms(s.Busy), s.PerSecond(), s.InFlight, s.Limit, ms(s.Own()))
 		}
 		fmt.Fprintf(tw, "  CPU during the rollout\t%.2f s per Cluster\t%s\n", r.Rollout.CPUPerCluster, r.Rollout.CPU)
+		if rate := r.Upgrade.rate(); rate > 0 {
+			at := time.Duration(r.Rollout.Stages)*benchSoak + time.Duration(float64(r.Rollout.clusters())/rate*float64(time.Second))
+			fmt.Fprintf(tw, "  at the fleet upgrade's rate (%.1f Clusters/s, no Rollout)\tits Clusters and soaks take %s\tthe rollout took %.2fx that (a comparison, not the bound)\n",
+				rate, ms(at), r.Rollout.Took.Seconds()/at.Seconds())
+		}
 	}
 	if r.Upgrade.Took > 0 {
 		fmt.Fprintf(tw, "Fleet upgrade by one minor (%s)\tall done in %s (%.1f Clusters/s)\tper Cluster p50 %s, p99 %s\n", upgradeTo, ms(r.Upgrade.Took),
-			float64(len(r.Upgrade.PerCluster))/max(r.Upgrade.Took.Seconds(), 1e-9), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
+			r.Upgrade.rate(), ms(r.Upgrade.PerCluster.pct(0.5)), ms(r.Upgrade.PerCluster.pct(0.99)))
 		fmt.Fprintf(tw, "History events per upgrade workflow\tp50 %d\tmax %d\n", r.UpgradeHistory.pct(0.5), r.UpgradeHistory.pct(1))
 	}
 	limit := "no Go memory limit"

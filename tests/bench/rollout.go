@@ -69,6 +69,15 @@ type stageResult struct {
 	Limit    int32
 }
 
+// clusters is how many Clusters the rollout moved, over its stages.
+func (r rolloutResult) clusters() int {
+	n := 0
+	for _, s := range r.PerStage {
+		n += s.Clusters
+	}
+	return n
+}
+
 // Own is the part of the stage that is neither its upgrades nor its soak.
 func (s stageResult) Own() time.Duration { return s.Took - s.Busy - benchSoak }
 
