@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/temporalx"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -80,18 +79,6 @@ func (r *clusterRun) activity(ctx workflow.Context, summary string, fn any, in a
 func (r *clusterRun) step(ctx workflow.Context, summary string, budget time.Duration, fn, in, out any) error {
 	return r.task.run(ctx, summary, budget, fn, in, out, r.activity)
 }
-
-// activityRetry retries a step for as long as it takes: an API server outage pauses the work,
-// it does not fail it.
-var activityRetry = &temporal.RetryPolicy{
-	InitialInterval:    time.Second,
-	BackoffCoefficient: 2,
-	MaximumInterval:    time.Minute,
-}
-
-// heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
-// temporalx.HeartbeatEvery while they run); the activity is then retried on another worker.
-const heartbeatTimeout = 4 * temporalx.HeartbeatEvery
 
 // pass runs one reconcile pass, in Cluster API's order:
 //  1. read, decide once and apply: one activity writes the control plane part, then the workers

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/topoflow/topoflow/activities"
@@ -32,11 +31,5 @@ func ReconcileObject(ctx workflow.Context, ref activities.ObjectRef) error {
 	if ref.Kind == "ClusterClass" {
 		summary, fn = fmt.Sprintf("write the status of ClusterClass %s/%s", ref.Namespace, ref.Name), acts.ReconcileClusterClassStatus
 	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		HeartbeatTimeout:    heartbeatTimeout,
-		Summary:             summary,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-	})
-	return workflow.ExecuteActivity(ctx, fn, ref).Get(ctx, nil)
+	return ownActivity(ctx, time.Minute, summary, fn, ref).Get(ctx, nil)
 }

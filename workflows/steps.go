@@ -9,6 +9,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/topoflow/topoflow/activities/temporalx"
 )
 
 // Steps run inside the workflow task first, as local activities: most read from the worker's
@@ -89,6 +91,18 @@ func (c *taskClock) own(ctx workflow.Context, summary string, fn, in, out any,
 	defer func() { c.stepped(workflow.Now(ctx), true) }()
 	return activity(ctx, summary, fn, in).Get(ctx, out)
 }
+
+// activityRetry retries a step for as long as it takes: an API server outage pauses the work,
+// it does not fail it.
+var activityRetry = &temporal.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+}
+
+// heartbeatTimeout notices a worker that died mid-activity (activities heartbeat every
+// temporalx.HeartbeatEvery while they run); the activity is then retried on another worker.
+const heartbeatTimeout = 4 * temporalx.HeartbeatEvery
 
 // ownActivity starts fn(in) as an activity of its own that retries for as long as it takes (an
 // outage pauses the work, it does not fail it), heartbeating so that a dead worker's attempt is

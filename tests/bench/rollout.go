@@ -51,6 +51,15 @@ type rolloutResult struct {
 	PerStage []stageResult
 }
 
+// clusters is how many Clusters the rollout moved, over its stages.
+func (r rolloutResult) clusters() int {
+	n := 0
+	for _, s := range r.PerStage {
+		n += s.Clusters
+	}
+	return n
+}
+
 // stageResult is one stage of the rollout: its Clusters, its time (second-granular, as the
 // Rollout's status records it) and its bound (batches times Single, plus the soak).
 type stageResult struct {
@@ -67,15 +76,6 @@ type stageResult struct {
 	// against the stage's limit (Limit): how full the rollout kept its slots.
 	InFlight float64
 	Limit    int32
-}
-
-// clusters is how many Clusters the rollout moved, over its stages.
-func (r rolloutResult) clusters() int {
-	n := 0
-	for _, s := range r.PerStage {
-		n += s.Clusters
-	}
-	return n
 }
 
 // Own is the part of the stage that is neither its upgrades nor its soak.
