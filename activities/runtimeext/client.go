@@ -438,6 +438,10 @@ func (c *Client) writeStatus(ctx context.Context, cfg *runtimev1.ExtensionConfig
 	return nil
 }
 
+// MaxAnswerBytes bounds what is read of an extension's answer (20 MiB, as Cluster API v1.14's
+// runtime client): a larger answer fails the call instead of filling the worker's memory.
+const MaxAnswerBytes = 20 << 20
+
 // post sends one request to an extension server and decodes the answer.
 func (c *Client) post(ctx context.Context, cfg *runtimev1.ExtensionConfig, path string, body any, timeout time.Duration, out any) error {
 	base, err := baseURL(cfg)
@@ -471,9 +475,12 @@ func (c *Client) post(ctx context.Context, cfg *runtimev1.ExtensionConfig, path 
 		return fmt.Errorf("calling %s: %w", u.Path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading the answer of %s: %w", u.Path, err)
+	}
+	if len(data) > MaxAnswerBytes {
+		return fmt.Errorf("calling %s: HTTP %d: the answer is larger than %d MiB", u.Path, resp.StatusCode, MaxAnswerBytes>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("calling %s: HTTP %d: %s", u.Path, resp.StatusCode, strings.TrimSpace(string(data)))
@@ -534,5 +541,11 @@ func newHTTPClient(caBundle []byte) (*http.Client, error) {
 		}
 		tlsCfg.RootCAs = pool
 	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment}}, nil
+	return &http.Client{
+		Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment},
+		// A redirect is not followed: it could send the call, with the client certificate, to
+		// another host than the one the ExtensionConfig names. The 3xx answer itself fails the
+		// call, as in Cluster API v1.14's runtime client.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, nil
 }

@@ -1,9 +1,15 @@
 package runtimeext
 
 import (
+	"bytes"
 	"context"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -213,4 +219,53 @@ func TestRequestClusterVersion(t *testing.T) {
 	res := c.callAll(context.Background(), []registered{handler(cfg, hooksv1.BeforeClusterCreate, runtimev1.FailurePolicyFail)}, hooksv1.BeforeClusterCreate, req)
 	require.Len(t, res.Failed, 1)
 	assert.Contains(t, res.Calls[0].Error, "topoflow.dev/request-cluster-version")
+}
+
+// TestNoRedirectsAndBoundedAnswer: a redirect is not followed, and an answer over 20 MiB fails the
+// call (Cluster API v1.14.2 internal/runtime/client: httpClientForExtension's CheckRedirect and
+// maxExtensionResponseBodyBytes).
+func TestNoRedirectsAndBoundedAnswer(t *testing.T) {
+	var reached atomic.Int32
+	target := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		reached.Add(1)
+		_, _ = w.Write([]byte(`{"status":"Success"}`))
+	}))
+	defer target.Close()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, target.URL+"/answer", http.StatusTemporaryRedirect)
+		case "/large":
+			_, _ = w.Write([]byte(`{"status":"Success","message":"`))
+			_, _ = w.Write(bytes.Repeat([]byte("x"), MaxAnswerBytes))
+			_, _ = w.Write([]byte(`"}`))
+		default:
+			_, _ = w.Write([]byte(`{"status":"Success","message":"` + strings.Repeat("x", MaxAnswerBytes-100) + `"}`))
+		}
+	}))
+	defer srv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cfg := config("ext", srv.URL, ca)
+	c := &Client{}
+	tests := []struct {
+		path, wantErr string
+	}{
+		{"/redirect", "HTTP 307"},
+		{"/large", "larger than 20 MiB"},
+		{"/fits", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			var out map[string]any
+			err := c.post(context.Background(), cfg, tc.path, map[string]any{}, 10*time.Second, &out)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "Success", out["status"])
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+	assert.Zero(t, reached.Load(), "the redirect's target was never called")
 }
