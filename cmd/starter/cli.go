@@ -98,12 +98,13 @@ func newRunCmd() *cobra.Command {
 
 func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f setup.Flags
-	var file, output, cluster string
+	var file, output, cluster, apiVersion, clusterAPI string
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "plan (-f FILE | --cluster NAMESPACE/NAME)",
 		Short: "print the objects topoflow would apply for a Cluster, and what would change (read only)",
 		Example: "  starter plan -f cluster-and-class.yaml --seed 3\n" +
+			"  starter plan -f cluster-and-class.yaml --api-version v1beta1 --cluster-api v1.10\n" +
 			"  starter plan --cluster default/demo -o json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -113,14 +114,27 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 			if (file == "") == (cluster == "") {
 				return errors.New("give exactly one of -f or --cluster")
 			}
+			if apiVersion != "" && apiVersion != plan.V1Beta2 && apiVersion != plan.V1Beta1 {
+				return fmt.Errorf("--api-version: want %s or %s, got %q", plan.V1Beta2, plan.V1Beta1, apiVersion)
+			}
+			if cluster != "" && cmd.Flags().Changed("cluster-api") {
+				return errors.New("--cluster-api is for a plan file: with --cluster the API server says what it serves")
+			}
 			var in *plan.Input
 			var err error
 			if file != "" {
 				in, err = planInputFromFile(file, seed)
+				if err == nil {
+					in.APIVersion = apiVersion
+					err = in.ForClusterAPI(clusterAPI)
+				}
 			} else {
 				in, err = planInputFromCluster(cluster, &f, stderr)
 				if err == nil && cmd.Flags().Changed("seed") {
 					in.Desired.Names = names.Source{Seed: seed}
+				}
+				if err == nil {
+					in.APIVersion = apiVersion
 				}
 			}
 			if err != nil {
@@ -137,6 +151,8 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for the random part of new object names (reproducible plans); default: derived from the Cluster")
 	cmd.Flags().StringVar(&cluster, "cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only), with the hook ledger of its workflow")
+	cmd.Flags().StringVar(&apiVersion, "api-version", "", "cluster.x-k8s.io version the plan is printed in: v1beta2, or v1beta1 (what a v1beta1 client sees); default: the version the management cluster serves (v1beta2 from Cluster API v1.11)")
+	cmd.Flags().StringVar(&clusterAPI, "cluster-api", "v1.14", "with -f: the Cluster API version of the management cluster to plan for (before v1.11 owner references and MachineDeployments are v1beta1)")
 	goFlags(cmd, f.Register)
 	return cmd
 }

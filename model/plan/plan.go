@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -83,6 +84,9 @@ type Input struct {
 	// Unhandled are the hooks no extension handles, which the apply lets through without a call
 	// (topology.Input.Unhandled).
 	Unhandled []string
+	// APIVersion is the cluster.x-k8s.io version the plan is printed in (V1Beta2 or V1Beta1); empty
+	// means the version MachineDeployments are written in (Desired.WorkloadAPIVersion).
+	APIVersion string
 }
 
 // PlannedShimUID stands in the plan for the uid of the cluster shim Secret the apply creates
@@ -93,6 +97,10 @@ const PlannedShimUID = "planned-shim-uid"
 // the templates the class references, and any current objects of the Cluster (objects labelled
 // cluster.x-k8s.io/cluster-name with the Cluster's name). Errors name every problem found.
 func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error) {
+	objs, err := allV1Beta1(objs)
+	if err != nil {
+		return nil, err
+	}
 	class, cluster, rest, err := classAndCluster(objs)
 	if err != nil {
 		return nil, err
@@ -152,6 +160,25 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		}
 	}
 	return in, nil
+}
+
+// allV1Beta1 reads the cluster.x-k8s.io/v1beta2 documents of a plan file as v1beta1.
+func allV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	versionOf := versionsIn(objs)
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	var problems []string
+	for _, o := range objs {
+		c, err := toV1Beta1(o, versionOf)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out = append(out, c)
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	return out, nil
 }
 
 // classAndCluster takes the one ClusterClass and the one Cluster from a plan file's documents,
@@ -260,7 +287,7 @@ func Compute(in *Input) (*Result, error) {
 	}
 	res := &Result{Objects: objs, Variables: state.Variables}
 	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
-		return res, nil
+		return res, in.print(res)
 	}
 	res.Changes = changes(in, dec, objs)
 	// Deletions are the decision's: what the apply deletes (Cluster API's topology controller
@@ -272,13 +299,25 @@ func Compute(in *Input) (*Result, error) {
 	}
 	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Kind+deletes[i].Name < deletes[j].Kind+deletes[j].Name })
 	res.Changes = append(res.Changes, deletes...)
-	// What the apply sends: in the version the API server serves (compared above in topoflow's).
-	for i, o := range res.Objects {
-		if res.Objects[i], err = desired.InServedVersion(o, in.Desired.WorkloadAPIVersion); err != nil {
-			return nil, err
+	return res, in.print(res)
+}
+
+// print puts the objects in the version the plan is printed in (compared above in topoflow's).
+func (in *Input) print(res *Result) error {
+	v := in.APIVersion
+	if v == "" {
+		v = V1Beta1
+		if in.Desired.WorkloadAPIVersion == conversion.V1Beta2GroupVersion.String() {
+			v = V1Beta2
 		}
 	}
-	return res, nil
+	for i, o := range res.Objects {
+		var err error
+		if res.Objects[i], err = printedIn(o, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validate applies the webhooks' rules to the class and the Cluster, and the version rules against

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
@@ -79,6 +81,90 @@ func machineTemplate(src *capiv1beta1.MachineSpec, minReadySeconds *int32, dst *
 		if dst.Bootstrap.ConfigRef, err = contractReference(src.Bootstrap.ConfigRef); err != nil {
 			return fmt.Errorf("bootstrap.configRef: %w", err)
 		}
+	}
+	return nil
+}
+
+// ObjectV1Beta1 converts a cluster.x-k8s.io/v1beta2 MachineDeployment, MachinePool or
+// MachineHealthCheck (JSON) into the v1beta1 object Cluster API's conversion webhook serves for
+// it (core/webhooks/conversion, Convert*HubToV1Beta1), without the conversion data: for reading
+// objects written as v1beta2 (a plan file's current objects) into topoflow's v1beta1 model. The
+// machine template's contract references get the version versionOf names for their group and
+// kind, minReadySeconds moves back to the pool, and empty strings v1beta1 holds as pointers go.
+func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any, error) {
+	switch kind {
+	case "MachineDeployment":
+		src, dst := &capiv1beta2.MachineDeployment{}, &capiv1beta1.MachineDeployment{}
+		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+			return nil, fmt.Errorf("decoding the v1beta2 MachineDeployment: %w", err)
+		}
+		if err := capiv1beta1.Convert_v1beta2_MachineDeployment_To_v1beta1_MachineDeployment(src, dst, nil); err != nil {
+			return nil, fmt.Errorf("converting MachineDeployment %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		if err := machineTemplateV1Beta1(&src.Spec.Template.Spec, &dst.Spec.Template.Spec, src.Namespace, versionOf); err != nil {
+			return nil, fmt.Errorf("MachineDeployment %s/%s spec.template.spec: %w", src.Namespace, src.Name, err)
+		}
+		dst.Spec.MinReadySeconds = src.Spec.Template.Spec.MinReadySeconds
+		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
+		return toMap(dst)
+	case "MachinePool":
+		src, dst := &capiv1beta2.MachinePool{}, &capiv1beta1.MachinePool{}
+		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+			return nil, fmt.Errorf("decoding the v1beta2 MachinePool: %w", err)
+		}
+		if err := capiv1beta1.Convert_v1beta2_MachinePool_To_v1beta1_MachinePool(src, dst, nil); err != nil {
+			return nil, fmt.Errorf("converting MachinePool %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		if err := machineTemplateV1Beta1(&src.Spec.Template.Spec, &dst.Spec.Template.Spec, src.Namespace, versionOf); err != nil {
+			return nil, fmt.Errorf("MachinePool %s/%s spec.template.spec: %w", src.Namespace, src.Name, err)
+		}
+		dst.Spec.MinReadySeconds = src.Spec.Template.Spec.MinReadySeconds
+		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
+		return toMap(dst)
+	case "MachineHealthCheck":
+		src, dst := &capiv1beta2.MachineHealthCheck{}, &capiv1beta1.MachineHealthCheck{}
+		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+			return nil, fmt.Errorf("decoding the v1beta2 MachineHealthCheck: %w", err)
+		}
+		if err := capiv1beta1.Convert_v1beta2_MachineHealthCheck_To_v1beta1_MachineHealthCheck(src, dst, nil); err != nil {
+			return nil, fmt.Errorf("converting MachineHealthCheck %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		if dst.Spec.RemediationTemplate != nil {
+			dst.Spec.RemediationTemplate.Namespace = src.Namespace
+		}
+		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
+		return toMap(dst)
+	}
+	return nil, fmt.Errorf("no v1beta1 conversion for kind %s", kind)
+}
+
+// machineTemplateV1Beta1 is machineTemplate's inverse: contract references become object
+// references in the pool's namespace, with the version versionOf names.
+func machineTemplateV1Beta1(src *capiv1beta2.MachineSpec, dst *capiv1beta1.MachineSpec, ns string, versionOf APIVersionOf) error {
+	ref := func(r capiv1beta2.ContractVersionedObjectReference) (*corev1.ObjectReference, error) {
+		v, err := versionOf(r.APIGroup, r.Kind)
+		if err != nil {
+			return nil, err
+		}
+		return &corev1.ObjectReference{APIVersion: schema.GroupVersion{Group: r.APIGroup, Version: v}.String(),
+			Kind: r.Kind, Namespace: ns, Name: r.Name}, nil
+	}
+	if src.InfrastructureRef.IsDefined() {
+		r, err := ref(src.InfrastructureRef)
+		if err != nil {
+			return fmt.Errorf("infrastructureRef: %w", err)
+		}
+		dst.InfrastructureRef = *r
+	}
+	if src.Bootstrap.ConfigRef.IsDefined() {
+		r, err := ref(src.Bootstrap.ConfigRef)
+		if err != nil {
+			return fmt.Errorf("bootstrap.configRef: %w", err)
+		}
+		dst.Bootstrap.ConfigRef = r
+	}
+	for _, s := range []**string{&dst.Version, &dst.ProviderID, &dst.FailureDomain} {
+		dropEmpty(s)
 	}
 	return nil
 }
