@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	blang "github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -60,18 +61,20 @@ func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass)
 	}
 	errs = append(errs, workerNames(topo, tp.Child("workers"))...)
 	errs = append(errs, topologyMetadata(topo, tp)...)
+	errs = append(errs, topologyTaints(topo, tp)...)
 	errs = append(errs, upgradeConcurrency(c)...)
 	errs = append(errs, autoscalerAndReplicas(c, class, tp)...)
 
 	if class != nil {
 		errs = append(errs, againstClass(c, class, tp)...)
-		if version != nil && len(class.Spec.KubernetesVersions) > 0 && !slices.Contains(class.Spec.KubernetesVersions, topo.Version) {
-			errs = append(errs, field.NotSupported(tp.Child("version"), topo.Version, class.Spec.KubernetesVersions))
+		if len(class.Spec.KubernetesVersions) > 0 && !slices.Contains(class.Spec.KubernetesVersions, topo.Version) {
+			// Cluster API's ValidateClusterForClusterClass: compared as written.
+			errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, "version must match one of the versions defined in the ClusterClass"))
 		}
 	}
 	if old != nil && old.Spec.Topology != nil {
-		if version != nil && c.Annotations[SkipVersionCheckAnnotation] == "" {
-			errs = append(errs, versionUpdate(old.Spec.Topology.Version, version, topo.Version, class, tp.Child("version"))...)
+		if version != nil && !skipVersionCheck(c) {
+			errs = append(errs, versionUpdate(old.Spec.Topology.Version, topo.Version, class, tp.Child("version"))...)
 		}
 		if oldClass != nil && class != nil && old.Spec.Topology.Class != topo.Class {
 			errs = append(errs, rebase(oldClass, class, tp.Child("class"))...)
@@ -284,21 +287,33 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 	return errs
 }
 
-// versionUpdate: no downgrade; at most one minor at a time unless the class lists
-// kubernetesVersions (then the upgrade is chained through them).
-func versionUpdate(oldV string, newV *semver.Version, raw string, class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
-	prev, err := ParseVersion(oldV)
-	if err != nil {
-		return nil // an unparsable old version was already reported when it was set
+// versionUpdate follows Cluster API's validateTopologyVersionUpdate up to its checks of what runs
+// (those are VersionAgainstRunning's): a version that reads the same is no change; a version may
+// not go down (pre-releases aside); and unless the class chains upgrades (kubernetesVersions, whose
+// gaps the ClusterClass rules refuse, or a GenerateUpgradePlan extension) it may go up by at most
+// one minor. Versions are read leniently, as Cluster API reads them here.
+func versionUpdate(oldV, newV string, class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
+	prev, errP := tolerantVersion(oldV)
+	next, errN := tolerantVersion(newV)
+	if errP != nil || errN != nil || prev.String() == next.String() {
+		return nil // an unreadable version is reported where it is set
 	}
-	if newV.LessThan(prev) {
-		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version cannot be decreased from %s", oldV))}
+	if withoutPre(next).LT(withoutPre(prev)) {
+		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version cannot be decreased from %s", oldV))}
 	}
 	chained := class != nil && (len(class.Spec.KubernetesVersions) > 0 || class.Spec.UpgradePlanExtension() != "")
-	if !chained && (newV.Major() != prev.Major() || newV.Minor() > prev.Minor()+1) {
-		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions (or name a spec.upgrade.external.generateUpgradePlanExtension) to chain an upgrade", oldV))}
+	ceiling := blang.Version{Major: prev.Major, Minor: prev.Minor + 2}
+	if !chained && withoutPre(next).GTE(ceiling) {
+		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions (or name a spec.upgrade.external.generateUpgradePlanExtension) to chain an upgrade", oldV))}
 	}
 	return nil
+}
+
+// skipVersionCheck: the escape hatch counts when the annotation is present, whatever its value,
+// as in Cluster API.
+func skipVersionCheck(c *clusterv1.Cluster) bool {
+	_, ok := c.Annotations[SkipVersionCheckAnnotation]
+	return ok
 }
 
 // rebase: moving to another class keeps the kind and group of every template (bootstrap

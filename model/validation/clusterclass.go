@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/Masterminds/sprig/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,15 +28,14 @@ import (
 func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	ns := class.Namespace
 
 	if inf := class.Spec.Infrastructure; inf != nil {
-		errs = append(errs, ref(inf.Ref, ns, spec.Child("infrastructure", "ref"), true)...)
+		errs = append(errs, ref(inf.Ref, spec.Child("infrastructure", "ref"), true)...)
 	}
 	cp := spec.Child("controlPlane")
-	errs = append(errs, ref(class.Spec.ControlPlane.Ref, ns, cp.Child("ref"), true)...)
+	errs = append(errs, ref(class.Spec.ControlPlane.Ref, cp.Child("ref"), true)...)
 	if mi := class.Spec.ControlPlane.MachineInfrastructure; mi != nil {
-		errs = append(errs, ref(mi.Ref, ns, cp.Child("machineInfrastructure", "ref"), true)...)
+		errs = append(errs, ref(mi.Ref, cp.Child("machineInfrastructure", "ref"), true)...)
 	}
 	if s := class.Spec.ControlPlane.NamingStrategy; s != nil && s.Template != nil {
 		errs = append(errs, namingTemplate(*s.Template, cp.Child("namingStrategy", "template"), names.Input{ClusterName: "cluster"})...)
@@ -63,8 +61,8 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 			errs = append(errs, field.Duplicate(p.Child("class"), pc.Name))
 		}
 		seen[key] = true
-		errs = append(errs, ref(pc.Bootstrap, ns, p.Child("template", "bootstrap", "ref"), true)...)
-		errs = append(errs, ref(pc.Infrastructure, ns, p.Child("template", "infrastructure", "ref"), true)...)
+		errs = append(errs, ref(pc.Bootstrap, p.Child("template", "bootstrap", "ref"), true)...)
+		errs = append(errs, ref(pc.Infrastructure, p.Child("template", "infrastructure", "ref"), true)...)
 		if pc.NamingTemplate != nil {
 			sample := "md"
 			if pc.MachinePool {
@@ -79,7 +77,8 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 
 	errs = append(errs, classVariables(class, spec.Child("variables"))...)
 	errs = append(errs, classPatches(class, spec.Child("patches"))...)
-	errs = append(errs, kubernetesVersions(class.Spec.KubernetesVersions, spec.Child("kubernetesVersions"))...)
+	errs = append(errs, kubernetesVersions(class.Spec.KubernetesVersions)...)
+	errs = append(errs, classTaints(class)...)
 	if u := class.Spec.Upgrade; u != nil && u.External != nil {
 		errs = append(errs, handlerName(u.External.GenerateUpgradePlanExtension, spec.Child("upgrade", "external", "generateUpgradePlanExtension"))...)
 	}
@@ -90,8 +89,10 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 	return errs
 }
 
-// ref checks a template reference: apiVersion, kind and name set, and the class's namespace.
-func ref(r *corev1.ObjectReference, ns string, p *field.Path, required bool) field.ErrorList {
+// ref checks a template reference: apiVersion, kind and name set. Its namespace is not checked:
+// Cluster API v1.14 reads a class's templates from the class's own namespace and drops a v1beta1
+// ref.namespace when it converts the class, so any value is accepted and ignored.
+func ref(r *corev1.ObjectReference, p *field.Path, required bool) field.ErrorList {
 	if r == nil {
 		if required {
 			return field.ErrorList{field.Required(p, "a template reference is required")}
@@ -109,9 +110,6 @@ func ref(r *corev1.ObjectReference, ns string, p *field.Path, required bool) fie
 	}
 	if r.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
-	}
-	if r.Namespace != "" && r.Namespace != ns {
-		errs = append(errs, field.Invalid(p.Child("namespace"), r.Namespace, fmt.Sprintf("templates must be in the ClusterClass's namespace %q", ns)))
 	}
 	return errs
 }
@@ -405,29 +403,12 @@ func jsonPatch(jp clusterv1.JSONPatch, defined map[string]bool, p *field.Path) f
 	return errs
 }
 
-func kubernetesVersions(vs []string, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	var prev *semver.Version
-	for i, v := range vs {
-		sv, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v"))
-		if err != nil || !strings.HasPrefix(v, "v") {
-			errs = append(errs, field.Invalid(p.Index(i), v, "must be a semantic version such as v1.31.2"))
-			continue
-		}
-		if prev != nil && !sv.GreaterThan(prev) {
-			errs = append(errs, field.Invalid(p.Index(i), v, "versions must be listed in ascending order, without duplicates"))
-		}
-		prev = sv
-	}
-	return errs
-}
-
 // classUpdate checks what a ClusterClass update may not do: change the kind or group of a
-// referenced template (bootstrap templates excepted), or remove a worker class or a variable that
-// Clusters use.
+// referenced template (bootstrap templates excepted), remove a worker class or a variable that
+// Clusters use, or leave out of kubernetesVersions a version a Cluster runs.
 func classUpdate(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
-	var errs field.ErrorList
 	spec := field.NewPath("spec")
+	errs := versionsOfClusters(class, clusters)
 	if old.Spec.Infrastructure != nil && class.Spec.Infrastructure != nil {
 		errs = append(errs, sameGroupKind(old.Spec.Infrastructure.Ref, class.Spec.Infrastructure.Ref, spec.Child("infrastructure", "ref"))...)
 	}
@@ -493,6 +474,23 @@ func classUpdate(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluste
 		if !still[v.Name] && len(inUseVar[v.Name]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("variables"),
 				fmt.Sprintf("variable %q cannot be removed: used by Cluster(s) %s", v.Name, strings.Join(unique(inUseVar[v.Name]), ", "))))
+		}
+	}
+	return errs
+}
+
+// versionsOfClusters: once a class lists kubernetesVersions, every Cluster using it must run one
+// of them, or its next upgrade would have no chain to follow (Cluster API's ClusterClass webhook
+// validateKubernetesVersionsOfClusters; the version is compared as written).
+func versionsOfClusters(class *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
+	if len(class.Spec.KubernetesVersions) == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, c := range clusters {
+		if c.Spec.Topology != nil && !slices.Contains(class.Spec.KubernetesVersions, c.Spec.Topology.Version) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "kubernetesVersions"),
+				fmt.Sprintf("Kubernetes Version %s is used by Cluster %q but not set in ClusterClass", c.Spec.Topology.Version, c.Name)))
 		}
 	}
 	return errs
