@@ -40,9 +40,10 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 			in.ControlPlane.SpecVersion = topo.Version
 		}
 	}
-	// defer-upgrade and hold-upgrade-sequence are read from the topology (and the class's pool
-	// metadata), the user's point of control; the object's own annotations may be stale while the
-	// pool is held back. What "rolling out" means differs by kind (mdPool, mpPool).
+	// defer-upgrade and hold-upgrade-sequence are read from the pool's topology alone, the user's
+	// point of control, as Cluster API's isMachineDeploymentDeferred and isMachinePoolDeferred do
+	// (not from the class's pool metadata, nor the object's own annotations, which may be stale
+	// while the pool is held back). What "rolling out" means differs by kind (mdPool, mpPool).
 	for _, t := range pools.Topologies(topo) {
 		var p Pool
 		if t.MachinePool {
@@ -50,15 +51,8 @@ func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *un
 		} else {
 			p = mdPool(t.Name, mds[t.Name], machines)
 		}
-		var classMeta clusterv1.ObjectMeta
-		if c := t.ClassIn(class); c != nil {
-			classMeta = c.Metadata
-		}
-		for _, m := range []map[string]string{classMeta.Annotations, t.Metadata.Annotations} {
-			_, d := m[labels.DeferUpgrade]
-			_, h := m[labels.HoldUpgradeSequence]
-			p.Defer, p.Hold = p.Defer || d, p.Hold || h
-		}
+		_, p.Defer = t.Metadata.Annotations[labels.DeferUpgrade]
+		_, p.Hold = t.Metadata.Annotations[labels.HoldUpgradeSequence]
 		in.Pools = append(in.Pools, p)
 	}
 	return in, nil

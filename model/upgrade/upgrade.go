@@ -128,7 +128,10 @@ type Result struct {
 	RollingOut []string
 }
 
-// Compute decides the versions.
+// Compute decides the versions as Cluster API v1.14's topology controller does with the RuntimeSDK
+// gate off (the lifecycle hooks are the ledger's: Ledger.Hold rewrites the result): the upgrade
+// plans (ComputeUpgradePlan), the control plane's version (computeControlPlaneVersion), then each
+// pool's, in topology order (computeMachineDeploymentVersion, computeMachinePoolVersion).
 func Compute(in Input) (*Result, error) {
 	if _, err := parse(in.Target); err != nil {
 		return nil, fmt.Errorf("spec.topology.version: %w", err)
@@ -149,183 +152,221 @@ func Compute(in Input) (*Result, error) {
 		}
 		return res, nil
 	}
-	c, err := newComputation(in, res)
-	if err != nil {
+	if _, err := parse(cp.SpecVersion); err != nil {
+		return nil, fmt.Errorf("control plane version: %w", err)
+	}
+	var err error
+	if res.ControlPlaneSteps, res.WorkerSteps, err = plans(in); err != nil {
 		return nil, err
 	}
-	// 1. The pools follow the control plane, within the concurrency and their annotations.
+	c := &computation{in: in, res: res, concurrency: max(in.Concurrency, 1), upgrading: map[string]bool{}}
+	if err := c.controlPlane(); err != nil {
+		return nil, err
+	}
 	if err := c.pools(); err != nil {
 		return nil, err
 	}
-	// 2. The control plane takes its next step once nothing holds it.
-	c.controlPlane()
-	// 3. Where the upgrade stands, and the workers' plan.
 	res.InProgress = res.ControlPlane != in.Target || cp.StatusVersion != in.Target
 	for _, p := range in.Pools {
 		if p.Exists && p.Version != in.Target {
 			res.InProgress = true
 		}
 	}
-	if in.External != nil {
-		res.WorkerSteps = in.External.Workers
-		return res, nil
-	}
-	// The pools' versions were checked above (errors name the pool).
-	low, err := in.LowestPoolVersion()
-	if err != nil {
-		return nil, err
-	}
-	if res.WorkerSteps, err = workerPlan(low, cp.SpecVersion, res.ControlPlaneSteps); err != nil {
-		return nil, err
-	}
 	return res, nil
+}
+
+// plans are the upgrade plans of Cluster API's ComputeUpgradePlan: none when the control plane and
+// every pool run the target; else the control plane's steps (the extension's, else the class's
+// kubernetesVersions or one minor: Plan; none once it runs the target) and, while a pool runs
+// another version than the target, the workers' (the extension's, else workerPlan's default).
+func plans(in Input) (cpSteps, workerSteps []string, err error) {
+	cp := in.ControlPlane.SpecVersion
+	workers, err := in.LowestPoolVersion()
+	if err != nil {
+		return nil, nil, err
+	}
+	workersBehind := workers != "" && workers != in.Target
+	if cp == in.Target && !workersBehind {
+		return nil, nil, nil
+	}
+	switch {
+	case in.External != nil:
+		if cp != in.Target {
+			cpSteps = in.External.ControlPlane
+		}
+		if workersBehind {
+			workerSteps = in.External.Workers
+		}
+	default:
+		if cpSteps, err = Plan(cp, in.Target, in.KubernetesVersions); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cp != in.Target && len(cpSteps) == 0 {
+		return nil, nil, fmt.Errorf("no upgrade plan for the control plane from %s to %s", cp, in.Target)
+	}
+	if workersBehind && len(workerSteps) == 0 {
+		if workerSteps, err = workerPlan(workers, cp, cpSteps); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cpSteps, workerSteps, nil
+}
+
+// Planned says whether an upgrade runs by Cluster API's measure: its ComputeUpgradePlan leaves an
+// upgrade plan non-empty, that is the control plane exists and it, or the lowest version a pool
+// runs, is not at the target. Cluster API's computeCluster (RuntimeSDK gate off) keeps the
+// upgrade-step annotation on the Cluster meanwhile.
+func (in Input) Planned() bool {
+	if !in.ControlPlane.Exists {
+		return false
+	}
+	if in.ControlPlane.SpecVersion != in.Target {
+		return true
+	}
+	workers, err := in.LowestPoolVersion()
+	return err == nil && workers != "" && workers != in.Target
 }
 
 // computation is one Compute of an upgrade in progress.
 type computation struct {
 	in  Input
 	res *Result
-	// reached is the version the whole control plane runs; next its next step (nil: none).
-	reached string
-	next    *semver.Version
-	// cpUpgrading: the control plane is rolling out or not stable.
-	cpUpgrading bool
-	chained     bool
-	// rollingOut counts the pools rolling out by kind (MachinePool or not): MachineDeployments and
-	// MachinePools each have the concurrency (Cluster API's UpgradeTracker keeps one
-	// WorkerUpgradeTracker per kind, each with maxUpgradeConcurrency).
-	rollingOut  map[bool]int
+	// The control plane's state, as Cluster API's ControlPlaneUpgradeTracker has it: provisioning
+	// (no status version yet), upgrading (a machine not at its spec version), pending an upgrade
+	// (its spec version is not the target and it does not move in this pass), starting one (it
+	// moves in this pass), waiting for the workers (they must take its version first).
+	provisioning, cpUpgrading, pending, starting, waitingForWorkers bool
+	// upgrading holds the pools upgrading, by Pool.Key: those rolling out, and those that take a
+	// version in this pass. Each kind has the concurrency (Cluster API's UpgradeTracker keeps one
+	// WorkerUpgradeTracker per kind, each with its maxUpgradeConcurrency).
+	upgrading   map[string]bool
 	concurrency int
 }
 
-func newComputation(in Input, res *Result) (*computation, error) {
-	cp := in.ControlPlane
-	c := &computation{in: in, res: res, reached: cp.SpecVersion, concurrency: max(in.Concurrency, 1), rollingOut: map[bool]int{},
-		cpUpgrading: cp.StatusVersion != cp.SpecVersion || !cp.Stable, chained: len(in.KubernetesVersions) > 0 || in.External != nil}
-	var steps []string
-	if in.External != nil {
-		if cp.SpecVersion != in.Target {
-			steps = in.External.ControlPlane
-		}
-	} else {
-		var err error
-		if steps, err = Plan(cp.SpecVersion, in.Target, in.KubernetesVersions); err != nil {
-			return nil, err
-		}
-	}
-	res.ControlPlaneSteps = steps
-	if len(steps) > 0 {
-		c.next, _ = parse(steps[0])
-	}
-	if _, err := parse(c.reached); err != nil {
-		return nil, fmt.Errorf("control plane version: %w", err)
-	}
-	for _, p := range in.Pools {
-		if p.Exists && p.RollingOut {
-			c.rollingOut[p.MachinePool]++
-		}
-	}
-	return c, nil
-}
-
-// follows says whether a pool at pv must now take the version the control plane reached: at the
-// target, at a step of the extension's worker plan, without a chain (one step at a time), or when
-// the control plane's next step would leave the pool too far behind.
-func (c *computation) follows(pv *semver.Version) bool {
-	switch {
-	case c.reached == c.in.Target || !c.chained:
-		return true
-	case c.next != nil && minorGap(c.next, pv) > maxWorkerSkew:
-		return true
-	case c.in.External != nil:
-		return slices.Contains(c.in.External.Workers, c.reached)
-	}
-	return false
-}
-
-// pools decides each pool's version: a new pool starts at the version the control plane runs; one
-// that must follow it moves unless held, deferred, busy or over the concurrency.
-func (c *computation) pools() error {
-	res := c.res
-	held := map[bool]bool{} // by kind: a hold-upgrade-sequence seen earlier in the sequence
+// upgradingOf counts the pools of a kind that upgrade.
+func (c *computation) upgradingOf(machinePool bool) int {
+	n := 0
 	for _, p := range c.in.Pools {
-		if !p.Exists {
-			res.Pools[p.Key()] = c.reached
-			continue
-		}
-		res.Pools[p.Key()] = p.Version
-		if p.Version == c.reached {
-			if p.RollingOut {
-				res.Upgrading = append(res.Upgrading, p.Name)
-			}
-			continue
-		}
-		pv, err := parse(p.Version)
-		if err != nil {
-			return fmt.Errorf("pool %s version: %w", p.Name, err)
-		}
-		switch {
-		case c.cpUpgrading || !c.follows(pv):
-			continue
-		case held[p.MachinePool] || p.Hold:
-			held[p.MachinePool] = true
-			res.Held = append(res.Held, p.Name)
-		case p.Defer:
-			res.Deferred = append(res.Deferred, p.Name)
-		case p.RollingOut:
-			// Busy with another change: it takes the version once that is done (no double rollout).
-			res.Pending = append(res.Pending, p.Name)
-		case c.rollingOut[p.MachinePool] < c.concurrency:
-			res.Pools[p.Key()] = c.reached
-			res.Upgrading = append(res.Upgrading, p.Name)
-			c.rollingOut[p.MachinePool]++
-		default:
-			res.Pending = append(res.Pending, p.Name)
+		if p.MachinePool == machinePool && c.upgrading[p.Key()] {
+			n++
 		}
 	}
+	return n
+}
+
+// controlPlane decides the control plane's version (Cluster API's computeControlPlaneVersion, the
+// RuntimeSDK gate off): it keeps its version while it provisions or upgrades, while the workers'
+// plan starts with its version (they take it first), while a MachineDeployment or MachinePool
+// upgrades, and once it runs the target; else it takes the next step of its plan. Scaling does not
+// hold it.
+func (c *computation) controlPlane() error {
+	cp, res := c.in.ControlPlane, c.res
+	res.ControlPlane = cp.SpecVersion
+	for _, p := range c.in.Pools {
+		if p.Exists && p.RollingOut {
+			c.upgrading[p.Key()] = true
+		}
+	}
+	c.pending = cp.SpecVersion != c.in.Target
+	c.provisioning = cp.StatusVersion == ""
+	c.cpUpgrading = !c.provisioning && controlPlaneUpgrading(cp)
+	switch {
+	case c.provisioning || c.cpUpgrading:
+		if c.pending {
+			res.Waiting = "control plane upgrading to " + cp.SpecVersion
+		}
+		return nil
+	case len(res.WorkerSteps) > 0 && res.WorkerSteps[0] == cp.SpecVersion:
+		c.waitingForWorkers = true
+		if c.pending {
+			res.Waiting = "worker pools not yet at " + cp.SpecVersion + ": " + strings.Join(c.behind(cp.SpecVersion), ", ")
+		}
+		return nil
+	case len(res.RollingOut) > 0:
+		if c.pending {
+			res.Waiting = "worker pools rolling out: " + strings.Join(res.RollingOut, ", ")
+		}
+		return nil
+	case !c.pending:
+		return nil
+	case len(res.ControlPlaneSteps) == 0:
+		return fmt.Errorf("the control plane runs %s, not %s, and has no upgrade plan", cp.SpecVersion, c.in.Target)
+	}
+	res.ControlPlane = res.ControlPlaneSteps[0]
+	c.starting, c.pending = true, false
 	return nil
 }
 
-// controlPlane lets the control plane take its next step when it is stable, no pool is rolling
-// out, and no pool would be left behind: all of them at its version (one step at a time), or, in
-// a chained upgrade, all within the supported skew of the next step.
-func (c *computation) controlPlane() {
-	cp, res := c.in.ControlPlane, c.res
-	res.ControlPlane = cp.SpecVersion
-	if c.next == nil {
-		return
+// controlPlaneUpgrading is Cluster API's ControlPlane contract IsUpgrading: a status version is
+// reported and the spec version is not it (unless older: a downgrade is not an upgrade).
+func controlPlaneUpgrading(cp ControlPlane) bool {
+	if cp.StatusVersion == "" || cp.StatusVersion == cp.SpecVersion {
+		return false
 	}
-	switch {
-	case c.cpUpgrading:
-		res.Waiting = "control plane upgrading to " + cp.SpecVersion
-	case c.rollingOut[false]+c.rollingOut[true] > 0:
-		res.Waiting = "worker pools rolling out: " + strings.Join(res.Upgrading, ", ")
-	default:
-		if behind := behindPools(c.in.Pools, c.reached, c.next, c.follows); len(behind) > 0 {
-			res.Waiting = "worker pools not yet at " + c.reached + ": " + strings.Join(behind, ", ")
-		} else {
-			res.ControlPlane = res.ControlPlaneSteps[0]
-		}
-	}
+	spec, err1 := parse(cp.SpecVersion)
+	status, err2 := parse(cp.StatusVersion)
+	return err1 != nil || err2 != nil || !spec.LessThan(status)
 }
 
-// behindPools lists pools the control plane must wait for before stepping to next: those that
-// must follow it now, except deferred ones the next step still leaves within the skew.
-func behindPools(pools []Pool, reached string, next *semver.Version, follows func(*semver.Version) bool) []string {
+// behind names the existing pools at neither version nor the target.
+func (c *computation) behind(version string) []string {
 	var out []string
-	for _, p := range pools {
-		if !p.Exists || p.Version == reached {
-			continue
-		}
-		pv, err := parse(p.Version)
-		if err != nil {
-			continue
-		}
-		if follows(pv) && (!p.Defer || minorGap(next, pv) > maxWorkerSkew) {
+	for _, p := range c.in.Pools {
+		if p.Exists && p.Version != version && p.Version != c.in.Target {
 			out = append(out, p.Name)
 		}
 	}
 	return out
+}
+
+// pools decides each pool's version (Cluster API's computeMachineDeploymentVersion and
+// computeMachinePoolVersion, the RuntimeSDK gate off), in topology order: a new pool starts at the
+// target (creating it waits for a stable control plane: model/topology) and takes no upgrade
+// slot; one at the target keeps it. Any other keeps its version while it is deferred or held,
+// while its kind's pools upgrading reach the concurrency, while the control plane is neither
+// stable nor waiting for the workers, and while it already runs the first version of the workers'
+// plan; else it takes that version.
+func (c *computation) pools() error {
+	res, target := c.res, c.in.Target
+	stableOrWaiting := !c.provisioning && !c.cpUpgrading && !c.starting && (!c.pending || c.waitingForWorkers)
+	held := map[bool]bool{} // by kind: a hold-upgrade-sequence on this pool or an earlier one
+	for _, p := range c.in.Pools {
+		held[p.MachinePool] = held[p.MachinePool] || p.Hold
+		key := p.Key()
+		if !p.Exists {
+			res.Pools[key] = target
+			continue
+		}
+		res.Pools[key] = p.Version
+		if p.Version == target {
+			continue
+		}
+		if _, err := parse(p.Version); err != nil {
+			return fmt.Errorf("pool %s version: %w", p.Name, err)
+		}
+		switch {
+		case held[p.MachinePool]:
+			res.Held = append(res.Held, p.Name)
+		case p.Defer:
+			res.Deferred = append(res.Deferred, p.Name)
+		case c.upgradingOf(p.MachinePool) >= c.concurrency, !stableOrWaiting:
+			res.Pending = append(res.Pending, p.Name)
+		case len(res.WorkerSteps) == 0:
+			return fmt.Errorf("pool %s runs %s, not %s, and the workers have no upgrade plan", p.Name, p.Version, target)
+		case res.WorkerSteps[0] == p.Version:
+			res.Pending = append(res.Pending, p.Name)
+		default:
+			res.Pools[key] = res.WorkerSteps[0]
+			c.upgrading[key] = true
+		}
+	}
+	for _, p := range c.in.Pools {
+		if c.upgrading[p.Key()] {
+			res.Upgrading = append(res.Upgrading, p.Name)
+		}
+	}
+	return nil
 }
 
 func minorGap(a, b *semver.Version) int64 {
@@ -389,10 +430,11 @@ func Plan(current, target string, versions []string) ([]string, error) {
 	return append(out, target), nil
 }
 
-// workerPlan lists the versions the worker pools pass through while the control plane goes from
-// its version (from) through steps, for the workersUpgrades of BeforeClusterUpgrade: a step only
-// where the control plane's next move would leave the workers more than three minors behind, then
-// the target. workers is the lowest version the pools run ("" when there are none: no steps).
+// workerPlan is the workers' upgrade plan Cluster API's DefaultAndValidateUpgradePlans defaults
+// when none is given: while the control plane goes from its version (from) through steps, the
+// workers, starting at workers (the lowest version a pool runs; "" when there is none: no plan),
+// take the version of every third minor on the way (the furthest the version skew lets them lag)
+// and then the target.
 func workerPlan(workers, from string, steps []string) ([]string, error) {
 	if workers == "" {
 		return nil, nil
@@ -402,20 +444,34 @@ func workerPlan(workers, from string, steps []string) ([]string, error) {
 		return nil, fmt.Errorf("worker version: %w", err)
 	}
 	path := append([]string{from}, steps...)
-	var out []string
-	for i, s := range path[:len(path)-1] {
-		next, err := parse(path[i+1])
+	target := path[len(path)-1]
+	if target == workers {
+		return nil, nil
+	}
+	tgt, err := parse(target)
+	if err != nil {
+		return nil, err
+	}
+	// The version of each minor the control plane passes (the last one listed for it).
+	byMinor := map[uint64]string{}
+	for _, v := range path {
+		sv, err := parse(v)
 		if err != nil {
 			return nil, err
 		}
-		if minorGap(next, w) > maxWorkerSkew && s != workers && (len(out) == 0 || out[len(out)-1] != s) {
-			out = append(out, s)
-			if w, err = parse(s); err != nil {
-				return nil, err
+		byMinor[sv.Minor()] = v
+	}
+	var out []string
+	if w.Major() == tgt.Major() {
+		for m := w.Minor() + maxWorkerSkew; m < tgt.Minor(); m += maxWorkerSkew {
+			v, ok := byMinor[m]
+			if !ok {
+				return nil, fmt.Errorf("no v%d.%d version on the control plane's way from %s to %s for the workers to step through", w.Major(), m, from, target)
 			}
+			out = append(out, v)
 		}
 	}
-	if target := path[len(path)-1]; target != workers {
+	if len(out) == 0 || out[len(out)-1] != target {
 		out = append(out, target)
 	}
 	return out, nil
