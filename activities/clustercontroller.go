@@ -2,14 +2,20 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/status"
 )
 
 // topoflow plays two roles. The topology role writes exactly what Cluster API's topology
@@ -18,6 +24,82 @@ import (
 // and endpoint, and the owner references that let the garbage collector follow the Cluster. It
 // writes under its own field manager (StatusFieldManager), and is off when Activities.ClusterController
 // is false, leaving that work to Cluster API.
+
+// clusterV1Beta2 computes the v1beta2 status the Cluster controller role writes (status.ClusterV1Beta2)
+// from what Cluster API's Cluster controller reads: the infrastructure cluster and control plane
+// the Cluster references, its MachineDeployments and MachinePools, its ClusterClass's availability
+// gates; the topology condition and infrastructure readiness are the ones this write sets.
+func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Cluster, in StatusInput) (*clusterv1.ClusterV1Beta2Status, error) {
+	f := status.ClusterFacts{Cluster: cluster, InfrastructureProvisioned: in.InfrastructureReady}
+	for i := range in.Conditions {
+		if in.Conditions[i].Type == status.TopologyReconciled {
+			f.Topology = &in.Conditions[i]
+		}
+	}
+	var err error
+	if f.InfraCluster, err = a.referenced(ctx, cluster, cluster.Spec.InfrastructureRef); err != nil {
+		return nil, err
+	}
+	if f.ControlPlane, err = a.referenced(ctx, cluster, cluster.Spec.ControlPlaneRef); err != nil {
+		return nil, err
+	}
+	if f.MachineDeployments, err = a.listIfServed(ctx, kube.MachineDeployments, cluster, ""); err != nil {
+		return nil, err
+	}
+	if f.MachinePools, err = a.listIfServed(ctx, kube.MachinePools, cluster, ""); err != nil {
+		return nil, err
+	}
+	if cluster.Spec.AvailabilityGates == nil && cluster.Spec.Topology != nil {
+		class := &clusterv1.ClusterClass{}
+		var fe *decode.FieldError
+		switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class); {
+		case err == nil:
+			f.ClassAvailabilityGates = class.Spec.AvailabilityGates
+		case kube.IsNotFound(err), errors.As(err, &fe):
+			// No class to take gates from (the topology condition says why).
+		default:
+			return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", cluster.ClassNamespace(), cluster.Spec.Topology.Class, err)
+		}
+	}
+	return status.ClusterV1Beta2(f, time.Now()), nil
+}
+
+// referenced reads the object a Cluster references (nil when it has no reference or the object is not there).
+func (a *Activities) referenced(ctx context.Context, cluster *clusterv1.Cluster, ref *corev1.ObjectReference) (*unstructured.Unstructured, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	obj, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
+	switch {
+	case kube.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return obj, nil
+}
+
+// v1beta2Field is the status.v1beta2 of a v1beta1 Cluster to apply: the role's conditions and
+// counters, with the topology role's upgrade plans.
+func v1beta2Field(v *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (map[string]any, error) {
+	out := v.DeepCopy()
+	if out.ControlPlane == nil {
+		out.ControlPlane = &clusterv1.ClusterControlPlaneStatus{}
+	}
+	if out.Workers == nil {
+		out.Workers = &clusterv1.WorkersStatus{}
+	}
+	out.ControlPlane.UpgradePlan, out.Workers.UpgradePlan = planVersions(plan.ControlPlane), planVersions(plan.Workers)
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+}
+
+func planVersions(versions []string) []clusterv1.StatusUpgradePlanVersion {
+	var out []clusterv1.StatusUpgradePlanVersion
+	for _, v := range versions {
+		out = append(out, clusterv1.StatusUpgradePlanVersion{Version: v})
+	}
+	return out
+}
 
 // servedVersion is the apiVersion the API server serves a cluster.x-k8s.io kind in (its
 // preferred one): what owner references to a Cluster name, and what the pools are written in;

@@ -169,7 +169,9 @@ type StatusInput struct {
 const StatusFieldManager = "topoflow"
 
 // SetClusterStatus writes phase, readiness and conditions to the Cluster's status subresource,
-// keeping condition transition times, and writes nothing when nothing would change.
+// and, in the Cluster controller role, the v1beta2 conditions and replica counters under
+// status.v1beta2 (clusterV1Beta2), keeping condition transition times; it writes nothing when
+// nothing would change.
 func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool, error) {
 	ctx = kube.Report(ctx) // one write, not queued behind the fleet's applies
 	cluster, err := a.readCluster(ctx, in.Cluster)
@@ -207,7 +209,11 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		next.ObservedGeneration = in.ObservedGeneration
 	}
 	next.Conditions = status.Merge(cluster.Status.Conditions, in.Conditions, time.Now())
-	if reflect.DeepEqual(next, &cluster.Status) && samePlan {
+	v1beta2, err := a.clusterV1Beta2(ctx, cluster, in)
+	if err != nil {
+		return wrote, err
+	}
+	if reflect.DeepEqual(next, &cluster.Status) && samePlan && status.SameV1Beta2(cluster.Status.V1Beta2, v1beta2) {
 		return wrote, nil
 	}
 	obj := clusterShell(cluster)
@@ -234,8 +240,8 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	if next.ObservedGeneration > 0 {
 		st["observedGeneration"] = next.ObservedGeneration
 	}
-	if v1beta2 := map[string]any{}; addPlan(v1beta2, plan) {
-		st["v1beta2"] = v1beta2
+	if st["v1beta2"], err = v1beta2Field(v1beta2, plan); err != nil {
+		return wrote, err
 	}
 	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
