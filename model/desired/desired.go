@@ -22,8 +22,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
@@ -174,18 +176,17 @@ type TemplateRef struct {
 	Field string
 }
 
-// TemplateRefs lists the templates a class references, with their namespace defaulted to the class's.
+// TemplateRefs lists the templates a class references, each in the class's namespace: a
+// reference's own namespace is ignored, not refused, because Cluster API v1.14 converts a v1beta1
+// class to v1beta2, whose template references have no namespace, and reads every template from the
+// class's namespace (ClusterClassTemplateReference.ToObjectReference).
 func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 	var out []TemplateRef
 	add := func(ref *corev1.ObjectReference, field string) {
 		if ref == nil {
 			return
 		}
-		r := ref.DeepCopy()
-		if r.Namespace == "" {
-			r.Namespace = class.Namespace
-		}
-		out = append(out, TemplateRef{Ref: r, Field: field})
+		out = append(out, TemplateRef{Ref: inClassNamespace(ref, class), Field: field})
 	}
 	if class.Spec.Infrastructure != nil {
 		add(class.Spec.Infrastructure.Ref, "spec.infrastructure.ref")
@@ -199,6 +200,13 @@ func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 		add(pc.Infrastructure, classField(pc)+".template.infrastructure.ref")
 	}
 	return out
+}
+
+// inClassNamespace is a copy of a class's template reference in the class's namespace.
+func inClassNamespace(ref *corev1.ObjectReference, class *clusterv1.ClusterClass) *corev1.ObjectReference {
+	r := ref.DeepCopy()
+	r.Namespace = class.Namespace
+	return r
 }
 
 // classField is the field path of a pool class, for errors.
@@ -374,11 +382,10 @@ func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map
 	return v, o, nil
 }
 
+// template is a copy of the class's template ref points at, read from the class's namespace
+// whatever namespace ref names (see TemplateRefs).
 func (c *computer) template(ref *corev1.ObjectReference, field string) (*unstructured.Unstructured, error) {
-	r := ref.DeepCopy()
-	if r.Namespace == "" {
-		r.Namespace = c.class.Namespace
-	}
+	r := inClassNamespace(ref, c.class)
 	t, ok := c.in.Templates[RefKey(r)]
 	if !ok || t == nil {
 		return nil, &MissingTemplateError{Class: c.classID(), Field: field, Ref: r}
@@ -474,7 +481,7 @@ func (c *computer) planControlPlane() error {
 	}
 	// builtin.controlPlane.metadata is the desired control plane's own metadata (Cluster API's
 	// variables.ControlPlane reads it from the desired object).
-	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name, "metadata": metaToMap(c.cp.meta)}
+	cpBuiltin := map[string]any{"version": c.version(c.in.Versions.ControlPlane), "name": c.cp.name, "metadata": builtinMeta(c.cp.meta)}
 	if r := c.topo.ControlPlane.Replicas; r != nil {
 		cpBuiltin["replicas"] = int64(*r)
 	}
@@ -613,7 +620,7 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 	}
 	// builtin.machineDeployment/machinePool.metadata is the desired pool's own metadata (Cluster
 	// API's variables.MachineDeployment and variables.MachinePool read it from the desired object).
-	b["metadata"] = metaToMap(p.metadata)
+	b["metadata"] = builtinMeta(p.metadata)
 	if p.replicas != nil {
 		b["replicas"] = int64(*p.replicas)
 	}
@@ -701,7 +708,8 @@ func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index in
 	return nil
 }
 
-// clusterBuiltins are builtin.cluster.* (Cluster API's names).
+// clusterBuiltins are builtin.cluster.*, as Cluster API v1.14's variables.Global writes them.
+// The deprecated topology.class and topology.classNamespace stay beside topology.classRef.
 func (c *computer) clusterBuiltins() map[string]any {
 	b := map[string]any{
 		"name":      c.cluster.Name,
@@ -711,26 +719,68 @@ func (c *computer) clusterBuiltins() map[string]any {
 			"version":        c.topo.Version,
 			"class":          c.topo.Class,
 			"classNamespace": c.cluster.ClassNamespace(),
+			"classRef":       map[string]any{"name": c.topo.Class, "namespace": c.cluster.ClassNamespace()},
 		},
+		"metadata": builtinMeta(c.clusterMetadata()),
 	}
-	if meta := (clusterv1.ObjectMeta{Labels: c.cluster.Labels, Annotations: c.cluster.Annotations}); len(meta.Labels)+len(meta.Annotations) > 0 {
-		b["metadata"] = metaToMap(meta)
-	}
-	if n := c.cluster.Spec.ClusterNetwork; n != nil {
-		family, _ := c.cluster.IPFamily() // an invalid network reads "Invalid", as in Cluster API
-		network := map[string]any{"ipFamily": family}
-		if n.ServiceDomain != "" {
-			network["serviceDomain"] = n.ServiceDomain
-		}
-		if n.Services != nil {
-			network["services"] = stringsToAny(n.Services.CIDRBlocks)
-		}
-		if n.Pods != nil {
-			network["pods"] = stringsToAny(n.Pods.CIDRBlocks)
-		}
+	if network := networkBuiltins(c.cluster.Spec.ClusterNetwork); network != nil {
 		b["network"] = network
 	}
 	return b
+}
+
+// clusterMetadata is builtin.cluster.metadata: Cluster API v1.14's variables.Global reads it from
+// the desired Cluster (computeCluster), so it has the Cluster's labels plus cluster-name and
+// topology-owned, and the Cluster's annotations with the upgrade-step annotation set while an
+// upgrade runs (removed otherwise).
+func (c *computer) clusterMetadata() clusterv1.ObjectMeta {
+	ann := mergeMaps(c.cluster.Annotations)
+	delete(ann, labels.UpgradeStep)
+	if step := c.upgradeStep(versionOnly(c.version(c.in.Versions.ControlPlane))); step != "" {
+		ann = mergeMaps(ann, map[string]string{labels.UpgradeStep: step})
+	}
+	return clusterv1.ObjectMeta{Labels: mergeMaps(c.cluster.Labels, c.baseLabels()), Annotations: ann}
+}
+
+// builtinMeta is the metadata of a builtin variable: labels and annotations less kubectl's
+// last-applied configuration and the conversion data, which Cluster API v1.14's variables package
+// leaves out of every builtin (cleanupAnnotations).
+func builtinMeta(m clusterv1.ObjectMeta) map[string]any {
+	ann := mergeMaps(m.Annotations)
+	delete(ann, corev1.LastAppliedConfigAnnotation)
+	delete(ann, conversion.DataAnnotation)
+	return metaToMap(clusterv1.ObjectMeta{Labels: m.Labels, Annotations: ann})
+}
+
+// versionOnly stands for the desired control plane where only its version is read: the version
+// is set before patching and patches cannot change it.
+func versionOnly(version string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	_ = contract.Set(u, contract.ControlPlaneVersion, version)
+	return u
+}
+
+// networkBuiltins is builtin.cluster.network: the service domain and the CIDR lists that are set,
+// nil when none is. There is no ipFamily: Cluster API v1.14 dropped it (a template reading it
+// renders "<no value>").
+func networkBuiltins(n *clusterv1.ClusterNetwork) map[string]any {
+	if n == nil {
+		return nil
+	}
+	network := map[string]any{}
+	if n.ServiceDomain != "" {
+		network["serviceDomain"] = n.ServiceDomain
+	}
+	if n.Services != nil && len(n.Services.CIDRBlocks) > 0 {
+		network["services"] = stringsToAny(n.Services.CIDRBlocks)
+	}
+	if n.Pods != nil && len(n.Pods.CIDRBlocks) > 0 {
+		network["pods"] = stringsToAny(n.Pods.CIDRBlocks)
+	}
+	if len(network) == 0 {
+		return nil
+	}
+	return network
 }
 
 func stringsToAny(ss []string) []any {
@@ -763,10 +813,10 @@ func (c *computer) build() (*State, error) {
 	}
 	s.ControlPlaneRef = keepRefVersion(c.cluster.Spec.ControlPlaneRef, refTo(s.ControlPlane))
 	s.Cluster = c.clusterIntent(s.InfrastructureRef, s.ControlPlaneRef, c.upgradeStep(s.ControlPlane))
-	s.ShimNeeded = (c.infra != nil && c.in.Current.InfrastructureCluster == nil) || c.in.Current.ControlPlane == nil
+	s.ShimNeeded = c.shimNeeded()
 	if c.cpInfra != nil {
 		// Cluster API's selectors.ForControlPlaneMHC.
-		mhc, err := c.machineHealthCheck(c.class.Spec.ControlPlane.MachineHealthCheck, c.topo.ControlPlane.MachineHealthCheck,
+		mhc, err := c.machineHealthCheck(controlPlaneHealthCheck(c.class.Spec.ControlPlane.MachineHealthCheck, c.topo.ControlPlane.MachineHealthCheck),
 			"spec.topology.controlPlane.machineHealthCheck", s.ControlPlane.GetName(),
 			metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.ControlPlane: ""}})
 		if err != nil {
@@ -791,6 +841,16 @@ func (c *computer) build() (*State, error) {
 	return s, nil
 }
 
+// shimNeeded says the infrastructure cluster or the control plane is still to be created, as
+// Cluster API v1.14's reconcileClusterShim decides it: an object the Cluster does not reference yet.
+// It reads the Cluster's references, not Current: Cluster API reads the objects the Cluster
+// references and fails when one is missing, so "not created" is "not referenced", and an existing
+// object must not get the shim as a new owner even where the caller did not pass it as current
+// (computeInfrastructureCluster and computeControlPlane carry only a shim reference the object has).
+func (c *computer) shimNeeded() bool {
+	return (c.infra != nil && c.cluster.Spec.InfrastructureRef == nil) || c.cluster.Spec.ControlPlaneRef == nil
+}
+
 // ClusterOwner is the owner reference to cluster, in apiVersion (empty: v1beta1).
 func ClusterOwner(cluster *clusterv1.Cluster, apiVersion string) metav1.OwnerReference {
 	if apiVersion == "" {
@@ -808,10 +868,20 @@ func (c *computer) baseLabels() map[string]string {
 }
 
 // upgradeStep is the value of the Cluster's upgrade-step annotation: the desired control plane
-// version while an upgrade runs (the AfterClusterUpgrade hook is still owed), else none (Cluster
-// API v1.14's computeCluster).
+// version while an upgrade runs, else none (Cluster API v1.14's computeCluster). An upgrade runs
+// while AfterClusterUpgrade is pending (the RuntimeSDK gate's rule) or while the upgrade plans are
+// not empty (the rule with the gate off: upgrade.Input.Planned, from the current objects).
 func (c *computer) upgradeStep(controlPlane *unstructured.Unstructured) string {
-	if controlPlane == nil || !upgrade.Pending(c.cluster, hooksv1.AfterClusterUpgrade) {
+	if controlPlane == nil {
+		return ""
+	}
+	running := upgrade.Pending(c.cluster, hooksv1.AfterClusterUpgrade)
+	if !running {
+		cur := c.in.Current
+		in, err := upgrade.InputFrom(c.cluster, c.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, nil, nil)
+		running = err == nil && in.Planned()
+	}
+	if !running {
 		return ""
 	}
 	v, _, _ := contract.String(controlPlane, contract.ControlPlaneVersion)
@@ -1023,7 +1093,7 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 			ClusterName:     c.cluster.Name,
 			Replicas:        topo.Replicas,
 			MinReadySeconds: firstInt32(topo.MinReadySeconds, mdClass.MinReadySeconds),
-			Strategy:        firstStrategy(topo.Strategy, mdClass.Strategy),
+			Strategy:        machineDeploymentStrategy(topo, mdClass),
 			Selector:        metav1.LabelSelector{MatchLabels: copyMap(mdLabels)},
 			Template: clusterv1.MachineTemplateSpec{
 				ObjectMeta: clusterv1.ObjectMeta{Labels: copyMap(meta.Labels), Annotations: copyMap(meta.Annotations)},
@@ -1044,7 +1114,7 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 		},
 	}
 	// Cluster API's selectors.ForMachineDeploymentMHC.
-	mhc, err := c.machineHealthCheck(mdClass.MachineHealthCheck, topo.MachineHealthCheck,
+	mhc, err := c.machineHealthCheck(machineDeploymentHealthCheck(mdClass, topo),
 		fmt.Sprintf("spec.topology.workers.machineDeployments[%d].machineHealthCheck", index), s.name,
 		metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: topo.Name}})
 	if err != nil {
@@ -1108,30 +1178,66 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 	return &MachinePool{TopologyName: topo.Name, Object: mp, BootstrapConfig: bootstrap, InfraMachinePool: infra}, nil
 }
 
+// healthCheck is what a part's MachineHealthCheck is computed from: the class's and the
+// topology's definitions and whether each is defined as Cluster API v1.14 sees it (after the
+// v1beta1 to v1beta2 conversion, see MachineHealthCheckClass.Defined).
+type healthCheck struct {
+	class, topo               *clusterv1.MachineHealthCheckClass
+	classDefined, topoDefined bool
+	enable                    *bool // the topology's enable
+}
+
+// controlPlaneHealthCheck is the control plane's health check inputs.
+func controlPlaneHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology) healthCheck {
+	h := healthCheck{class: class, classDefined: class.Defined()}
+	if topo != nil {
+		h.topo, h.enable = &topo.MachineHealthCheckClass, topo.Enable
+		h.topoDefined = h.topo.Defined()
+	}
+	return h
+}
+
+// machineDeploymentHealthCheck is a MachineDeployment's health check inputs: a class's or
+// topology's strategy.remediation.maxInFlight alone defines a check (v1.14 converts it to
+// healthCheck.remediation.maxInFlight), one with no conditions and the default startup timeout.
+func machineDeploymentHealthCheck(class *clusterv1.MachineDeploymentClass, topo *clusterv1.MachineDeploymentTopology) healthCheck {
+	h := healthCheck{class: class.MachineHealthCheck, classDefined: class.HealthCheckDefined(), topoDefined: topo.HealthCheckDefined()}
+	if topo.MachineHealthCheck != nil {
+		h.topo, h.enable = &topo.MachineHealthCheck.MachineHealthCheckClass, topo.MachineHealthCheck.Enable
+	}
+	return h
+}
+
+// definition is the check to create: the topology's when it defines one (it replaces the class's
+// as a whole), else the class's; never nil.
+func (h healthCheck) definition() *clusterv1.MachineHealthCheckClass {
+	d := h.class
+	if h.topoDefined {
+		d = h.topo
+	}
+	if d == nil {
+		return &clusterv1.MachineHealthCheckClass{}
+	}
+	return d.DeepCopy()
+}
+
 // machineHealthCheck computes the MachineHealthCheck of the control plane or a MachineDeployment.
-// The topology's definition, when it has any field set, replaces the class's; enable: false turns
-// the check off, enable: true requires a definition somewhere. As in Cluster API's
-// computeMachineHealthCheck, the check is owned by the Cluster (so it is collected even if its
-// target never existed), is labelled topology-owned and cluster-name only, and carries the
-// MachineHealthCheck webhook's defaults, so the intent matches what the server holds.
-func (c *computer) machineHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology, topoField, name string,
-	selector metav1.LabelSelector) (*clusterv1.MachineHealthCheck, error) {
-	def := class
-	if topo != nil && !topo.MachineHealthCheckClass.IsZero() {
-		def = &topo.MachineHealthCheckClass
+// As Cluster API v1.14's IsControlPlaneMachineHealthCheckEnabled and
+// IsMachineDeploymentMachineHealthCheckEnabled decide it, a check exists when the class or the
+// topology defines one and the topology's enable is not false; enable: true requires a definition
+// somewhere. As in computeMachineHealthCheck, the check is owned by the Cluster (so it is
+// collected even if its target never existed), is labelled topology-owned and cluster-name only,
+// and carries the MachineHealthCheck webhook's defaults, so the intent matches what the server holds.
+func (c *computer) machineHealthCheck(h healthCheck, topoField, name string, selector metav1.LabelSelector) (*clusterv1.MachineHealthCheck, error) {
+	defined := h.classDefined || h.topoDefined
+	if h.enable != nil && *h.enable && !defined {
+		return nil, fmt.Errorf("Cluster %s/%s: %s.enable: a MachineHealthCheck is enabled but neither the topology nor the ClusterClass defines one",
+			c.cluster.Namespace, c.cluster.Name, topoField)
 	}
-	enabled := def != nil
-	if topo != nil && topo.Enable != nil {
-		if *topo.Enable && def == nil {
-			return nil, fmt.Errorf("Cluster %s/%s: %s.enable: a MachineHealthCheck is enabled but neither the topology nor the ClusterClass defines one",
-				c.cluster.Namespace, c.cluster.Name, topoField)
-		}
-		enabled = *topo.Enable
-	}
-	if !enabled {
+	if !defined || (h.enable != nil && !*h.enable) {
 		return nil, nil
 	}
-	d := def.DeepCopy()
+	d := h.definition()
 	mhc := &clusterv1.MachineHealthCheck{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -1322,13 +1428,79 @@ func firstString(vs ...*string) *string {
 	return nil
 }
 
-func firstStrategy(vs ...*clusterv1.MachineDeploymentStrategy) *clusterv1.MachineDeploymentStrategy {
+// machineDeploymentStrategy is a MachineDeployment's strategy as Cluster API v1.14's
+// computeMachineDeployment computes it from the v1beta2 forms of the class and the topology,
+// written back in v1beta1: the rollout strategy (type, maxUnavailable, maxSurge) is the topology's
+// when the topology sets any rollout field (rollout.after too, which then leaves no strategy),
+// else the class's; the deletion order (rollingUpdate.deletePolicy) and remediation.maxInFlight
+// are each the topology's when set, else the class's. A topology's strategy so replaces only the
+// class's rollout strategy.
+func machineDeploymentStrategy(topo *clusterv1.MachineDeploymentTopology, class *clusterv1.MachineDeploymentClass) *clusterv1.MachineDeploymentStrategy {
+	out := rolloutStrategy(class.Strategy)
+	if own := rolloutStrategy(topo.Strategy); own != nil || rolloutAfter(topo.Rollout) != nil {
+		out = own
+	}
+	if p := firstString(deletePolicy(topo.Strategy), deletePolicy(class.Strategy)); p != nil {
+		out = nonNilStrategy(out)
+		if out.RollingUpdate == nil {
+			out.RollingUpdate = &clusterv1.MachineRollingUpdateDeployment{}
+		}
+		out.RollingUpdate.DeletePolicy = p
+	}
+	if m := firstIntOrString(topo.Strategy.RemediationMaxInFlight(), class.Strategy.RemediationMaxInFlight()); m != nil {
+		out = nonNilStrategy(out)
+		out.Remediation = &clusterv1.RemediationStrategy{MaxInFlight: m}
+	}
+	return out
+}
+
+// rolloutStrategy is the rollout part of a v1beta1 strategy (type, maxUnavailable, maxSurge),
+// nil when none is set (v1beta2's rollout.strategy).
+func rolloutStrategy(s *clusterv1.MachineDeploymentStrategy) *clusterv1.MachineDeploymentStrategy {
+	if s == nil {
+		return nil
+	}
+	out := &clusterv1.MachineDeploymentStrategy{Type: s.Type}
+	if ru := s.RollingUpdate; ru != nil && (ru.MaxUnavailable != nil || ru.MaxSurge != nil) {
+		out.RollingUpdate = &clusterv1.MachineRollingUpdateDeployment{MaxUnavailable: copyIntOrString(ru.MaxUnavailable), MaxSurge: copyIntOrString(ru.MaxSurge)}
+	}
+	if out.Type == "" && out.RollingUpdate == nil {
+		return nil
+	}
+	return out
+}
+
+// deletePolicy is a strategy's rollingUpdate.deletePolicy (v1beta2's deletion.order), nil when
+// unset or empty.
+func deletePolicy(s *clusterv1.MachineDeploymentStrategy) *string {
+	if s == nil || s.RollingUpdate == nil || s.RollingUpdate.DeletePolicy == nil || *s.RollingUpdate.DeletePolicy == "" {
+		return nil
+	}
+	return s.RollingUpdate.DeletePolicy
+}
+
+func nonNilStrategy(s *clusterv1.MachineDeploymentStrategy) *clusterv1.MachineDeploymentStrategy {
+	if s == nil {
+		return &clusterv1.MachineDeploymentStrategy{}
+	}
+	return s
+}
+
+func firstIntOrString(vs ...*intstr.IntOrString) *intstr.IntOrString {
 	for _, v := range vs {
 		if v != nil {
-			return v.DeepCopy()
+			return copyIntOrString(v)
 		}
 	}
 	return nil
+}
+
+func copyIntOrString(v *intstr.IntOrString) *intstr.IntOrString {
+	if v == nil {
+		return nil
+	}
+	x := *v
+	return &x
 }
 
 // setList sets a typed list (readiness gates, taints) at p in its JSON form, as Cluster API's

@@ -19,7 +19,6 @@ import (
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
-	"github.com/topoflow/topoflow/model/patches"
 )
 
 // TestClusterIntent_computeCluster: the Cluster's intent is its name, the two topology labels and
@@ -268,73 +267,6 @@ func TestInfrastructureClusterEndpoint_IgnorePaths(t *testing.T) {
 	}
 }
 
-// TestBuiltinVariables_metadataAndIPFamily: builtin.cluster.network.ipFamily (variables.Global,
-// Cluster.GetIPFamily), and builtin.{controlPlane,machineDeployment,machinePool}.metadata are the
-// desired objects' own labels and annotations (variables.ControlPlane/MachineDeployment/MachinePool).
-func TestBuiltinVariables_metadataAndIPFamily(t *testing.T) {
-	in := sample(t)
-	in.Cluster.Spec.ClusterNetwork = &clusterv1.ClusterNetwork{
-		Pods:     &clusterv1.NetworkRanges{CIDRBlocks: []string{"192.168.0.0/16", "fd00::/48"}},
-		Services: &clusterv1.NetworkRanges{CIDRBlocks: []string{"10.128.0.0/12"}},
-	}
-	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: in.Cluster.Spec.Topology}
-	require.NoError(t, c.resolveVariables())
-	require.NoError(t, c.plan())
-	builtin := func(role string) map[string]any {
-		for _, tg := range c.targets {
-			if string(tg.Role) == role {
-				return tg.Variables["builtin"].(map[string]any)
-			}
-		}
-		t.Fatalf("no target %s", role)
-		return nil
-	}
-	cb := builtin(string(patches.ControlPlane))
-	assert.Equal(t, "DualStack", cb["cluster"].(map[string]any)["network"].(map[string]any)["ipFamily"])
-	cpMeta := cb["controlPlane"].(map[string]any)["metadata"].(map[string]any)
-	assert.Equal(t, map[string]any{"tier": "control-plane", "class-cp-label": "from-class", labels.ClusterName: "demo", labels.TopologyOwned: ""}, cpMeta["labels"])
-	assert.Equal(t, "quick-start-control-plane", cpMeta["annotations"].(map[string]any)[labels.ClonedFromName], "the object's cloned-from annotations")
-
-	md := builtin(string(patches.MachineDeploymentInfrastructure))["machineDeployment"].(map[string]any)
-	mdLabels := md["metadata"].(map[string]any)["labels"].(map[string]any)
-	assert.Equal(t, md["topologyName"], mdLabels[labels.MachineDeploymentName])
-	assert.Equal(t, "demo", mdLabels[labels.ClusterName])
-	mp := builtin(string(patches.MachinePoolInfrastructure))["machinePool"].(map[string]any)
-	assert.Equal(t, "mp-0", mp["metadata"].(map[string]any)["labels"].(map[string]any)[labels.MachinePoolName])
-}
-
-// TestIPFamily_GetIPFamily follows Cluster.GetIPFamily's table.
-func TestIPFamily_GetIPFamily(t *testing.T) {
-	for _, tc := range []struct {
-		name           string
-		pods, services []string
-		want           string
-		err            bool
-	}{
-		{"none", nil, nil, "IPv4", false},
-		{"pods v4", []string{"192.168.0.0/16"}, nil, "IPv4", false},
-		{"services v6", nil, []string{"fd00::/108"}, "IPv6", false},
-		{"both v6", []string{"fd00:100::/48"}, []string{"fd00::/108"}, "IPv6", false},
-		{"dual pods win", []string{"192.168.0.0/16", "fd00::/48"}, []string{"10.96.0.0/12"}, "DualStack", false},
-		{"mismatch", []string{"192.168.0.0/16"}, []string{"fd00::/108"}, "Invalid", true},
-		{"unparsable", []string{"not-a-cidr"}, nil, "Invalid", true},
-		{"too many", []string{"10.0.0.0/8", "10.1.0.0/16", "10.2.0.0/16"}, nil, "Invalid", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ClusterNetwork: &clusterv1.ClusterNetwork{}}}
-			if tc.pods != nil {
-				c.Spec.ClusterNetwork.Pods = &clusterv1.NetworkRanges{CIDRBlocks: tc.pods}
-			}
-			if tc.services != nil {
-				c.Spec.ClusterNetwork.Services = &clusterv1.NetworkRanges{CIDRBlocks: tc.services}
-			}
-			got, err := c.IPFamily()
-			assert.Equal(t, tc.want, got)
-			assert.Equal(t, tc.err, err != nil, "error: %v", err)
-		})
-	}
-}
-
 // TestPoolMetadata_computeMachineDeployment: a pool's labels are the topology's over the class's
 // plus the topology labels; the upgrade-steering annotations are never copied.
 func TestPoolMetadata_computeMachineDeployment(t *testing.T) {
@@ -417,7 +349,7 @@ func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
 
 // TestUnhealthyMachineConditions_computeMachineHealthCheck: a health check's machine conditions
 // (Cluster API v1.12) go into the MachineHealthCheck as the class or the topology defines them;
-// a topology check that sets only them replaces the class's check (MachineHealthCheckClass.IsZero).
+// a topology check that sets only them replaces the class's check (MachineHealthCheckClass.Defined).
 func TestUnhealthyMachineConditions_computeMachineHealthCheck(t *testing.T) {
 	in := sample(t)
 	cond := clusterv1.UnhealthyMachineCondition{Type: "example.com/Stuck", Status: metav1.ConditionTrue, Timeout: metav1.Duration{Duration: 5 * time.Minute}}
