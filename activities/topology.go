@@ -596,17 +596,7 @@ func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Clu
 	case err != nil:
 		return nil, fmt.Errorf("listing the Machines of Cluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
 	}
-	out := upgrade.MachineVersions{}
-	for _, m := range items {
-		md := m.GetLabels()[labels.MachineDeploymentObject]
-		if md == "" {
-			continue
-		}
-		spec, _, _ := unstructured.NestedString(m.Object, "spec", "version")
-		kubelet, _, _ := unstructured.NestedString(m.Object, "status", "nodeInfo", "kubeletVersion")
-		out[md] = append(out[md], spec, kubelet)
-	}
-	return out, nil
+	return upgrade.MachineVersionsOf(items), nil
 }
 
 // listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a

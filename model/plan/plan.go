@@ -129,9 +129,19 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 	for _, tr := range desired.TemplateRefs(class) {
 		wanted[desired.RefKey(tr.Ref)] = true
 	}
+	var machines []unstructured.Unstructured
+	nodes := map[string]*unstructured.Unstructured{}
 	for _, o := range rest {
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Node" {
+			nodes[o.GetName()] = o // the workload cluster's, for MachinePools' nodeRefs
+			continue
+		}
 		if o.GetNamespace() == "" {
 			o.SetNamespace(cluster.Namespace)
+		}
+		if isClusterAPI(o, "Machine") && o.GetLabels()[labels.ClusterName] == cluster.Name {
+			machines = append(machines, *o)
+			continue
 		}
 		key := desired.RefKey(&corev1.ObjectReference{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
 		switch {
@@ -143,6 +153,12 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 				problems = append(problems, err.Error())
 			}
 		}
+	}
+	// Planned as Cluster API reads a management cluster, where Machines are served: a
+	// MachineDeployment is upgrading only while one of the file's Machines says so.
+	in.Desired.Current.MachineVersions = upgrade.MachineVersionsOf(machines)
+	if in.Desired.Current.NodeVersions, err = nodeVersions(in.Desired.Current.MachinePools, nodes); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
@@ -160,6 +176,27 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		}
 	}
 	return in, nil
+}
+
+// nodeVersions are the kubelet versions of the Nodes the MachinePools' status.nodeRefs name, from
+// the file's Nodes (upgrade.NodeVersions; Cluster API's check.IsMachinePoolUpgrading reads them from
+// the workload cluster and fails when one is missing). Nil when no MachinePool has Nodes.
+func nodeVersions(mps map[string]*clusterv1.MachinePool, nodes map[string]*unstructured.Unstructured) (upgrade.NodeVersions, error) {
+	var out upgrade.NodeVersions
+	for _, mp := range mps {
+		for _, ref := range mp.Status.NodeRefs {
+			node, ok := nodes[ref.Name]
+			if !ok {
+				return nil, fmt.Errorf("MachinePool %s: status.nodeRefs names Node %s, which the plan file does not hold (the plan needs its status.nodeInfo.kubeletVersion to tell whether the MachinePool upgrades)", mp.Name, ref.Name)
+			}
+			if out == nil {
+				out = upgrade.NodeVersions{}
+			}
+			v, _, _ := unstructured.NestedString(node.Object, "status", "nodeInfo", "kubeletVersion")
+			out[mp.Name] = append(out[mp.Name], v)
+		}
+	}
+	return out, nil
 }
 
 // allV1Beta1 reads the cluster.x-k8s.io/v1beta2 documents of a plan file as v1beta1.
