@@ -232,8 +232,11 @@ func workerNames(topo *clusterv1.Topology, p *field.Path) field.ErrorList {
 func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	topo := c.Spec.Topology
+	// A health check enabled explicitly must be defined by the topology or the class, "defined" as
+	// Cluster API v1.14 sees the v1beta2 form (validateMachineHealthChecks with
+	// HealthCheck.IsDefined): a MachineDeployment's strategy.remediation.maxInFlight alone counts.
 	enabled := func(m *clusterv1.MachineHealthCheckTopology) bool { return m != nil && m.Enable != nil && *m.Enable }
-	if enabled(topo.ControlPlane.MachineHealthCheck) && class.Spec.ControlPlane.MachineHealthCheck == nil && topo.ControlPlane.MachineHealthCheck.MachineHealthCheckClass.IsZero() {
+	if cp := topo.ControlPlane.MachineHealthCheck; enabled(cp) && !class.Spec.ControlPlane.MachineHealthCheck.Defined() && !cp.MachineHealthCheckClass.Defined() {
 		errs = append(errs, field.Forbidden(tp.Child("controlPlane", "machineHealthCheck", "enable"), "neither the topology nor the ClusterClass defines a MachineHealthCheck"))
 	}
 	if w := topo.Workers; w != nil {
@@ -244,7 +247,7 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 				errs = append(errs, field.Invalid(p.Child("class"), md.Class, fmt.Sprintf("MachineDeploymentClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
 				continue
 			}
-			if enabled(md.MachineHealthCheck) && mdc.MachineHealthCheck == nil && md.MachineHealthCheck.MachineHealthCheckClass.IsZero() {
+			if enabled(md.MachineHealthCheck) && !mdc.HealthCheckDefined() && !md.HealthCheckDefined() {
 				errs = append(errs, field.Forbidden(p.Child("machineHealthCheck", "enable"), "neither the topology nor the MachineDeploymentClass defines a MachineHealthCheck"))
 			}
 		}

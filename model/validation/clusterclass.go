@@ -203,21 +203,28 @@ func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorLi
 	return errs
 }
 
-// builtinVariables are the builtin variable paths patches may reference.
+// builtinVariables are the builtin variable paths a patch's valueFrom.variable may name: the
+// builtin objects themselves and their leaves, but not a metadata object as a whole (Cluster API
+// v1.14's patch validation, builtinVariables in core/webhooks/admission/patch_validation.go).
 var builtinVariables = map[string]bool{
-	"builtin.cluster.name": true, "builtin.cluster.namespace": true, "builtin.cluster.uid": true, "builtin.cluster.metadata": true,
-	"builtin.cluster.topology.version": true, "builtin.cluster.topology.class": true, "builtin.cluster.topology.classNamespace": true,
-	"builtin.cluster.network.serviceDomain": true, "builtin.cluster.network.services": true, "builtin.cluster.network.pods": true,
-	"builtin.controlPlane.version": true, "builtin.controlPlane.name": true, "builtin.controlPlane.replicas": true, "builtin.controlPlane.metadata": true,
+	"builtin": true, "builtin.cluster": true, "builtin.cluster.name": true, "builtin.cluster.namespace": true,
+	"builtin.cluster.uid": true, "builtin.cluster.metadata.labels": true, "builtin.cluster.metadata.annotations": true,
+	"builtin.cluster.topology": true, "builtin.cluster.topology.classRef.name": true, "builtin.cluster.topology.classRef.namespace": true,
+	"builtin.cluster.topology.class": true, "builtin.cluster.topology.classNamespace": true, "builtin.cluster.topology.version": true,
+	"builtin.cluster.network": true, "builtin.cluster.network.serviceDomain": true, "builtin.cluster.network.services": true,
+	"builtin.cluster.network.pods": true,
+	"builtin.controlPlane": true, "builtin.controlPlane.name": true, "builtin.controlPlane.replicas": true, "builtin.controlPlane.version": true,
+	"builtin.controlPlane.metadata.labels": true, "builtin.controlPlane.metadata.annotations": true,
 	"builtin.controlPlane.machineTemplate.infrastructureRef.name": true,
 }
 
-var poolBuiltins = []string{"version", "class", "name", "topologyName", "replicas", "metadata", "bootstrap.configRef.name", "infrastructureRef.name"}
+var poolBuiltins = []string{"", ".class", ".name", ".replicas", ".topologyName", ".version", ".metadata.labels", ".metadata.annotations",
+	".bootstrap.configRef.name", ".infrastructureRef.name"}
 
 func init() {
 	for _, f := range poolBuiltins {
-		builtinVariables["builtin.machineDeployment."+f] = true
-		builtinVariables["builtin.machinePool."+f] = true
+		builtinVariables["builtin.machineDeployment"+f] = true
+		builtinVariables["builtin.machinePool"+f] = true
 	}
 }
 
@@ -389,7 +396,7 @@ func jsonPatch(jp clusterv1.JSONPatch, defined map[string]bool, p *field.Path) f
 			root := strings.SplitN(strings.SplitN(name, ".", 2)[0], "[", 2)[0]
 			if strings.HasPrefix(name, "builtin.") {
 				if !builtinVariables[name] {
-					errs = append(errs, field.Invalid(p.Child("valueFrom", "variable"), name, "not a builtin variable"))
+					errs = append(errs, field.Invalid(p.Child("valueFrom", "variable"), name, "not a defined builtin variable"))
 				}
 			} else if !defined[root] {
 				errs = append(errs, field.Invalid(p.Child("valueFrom", "variable"), name, fmt.Sprintf("variable %q is not defined in the ClusterClass", root)))

@@ -3,11 +3,13 @@ package validation
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -85,7 +87,12 @@ func TestClusterClassRules(t *testing.T) {
 		}, `spec.patches[0].definitions[0].jsonPatches[0].valueFrom.variable: Invalid value: "zone.name": variable "zone" is not defined`},
 		{"unknown builtin", func(c *clusterv1.ClusterClass) {
 			c.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr("builtin.cluster.colour")
-		}, "not a builtin variable"},
+		}, "not a defined builtin variable"},
+		// Cluster API v1.14.2 patch_validation.go builtinVariables: metadata only by its labels or
+		// annotations.
+		{"builtin metadata as a whole", func(c *clusterv1.ClusterClass) {
+			c.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr("builtin.controlPlane.metadata")
+		}, `valueFrom.variable: Invalid value: "builtin.controlPlane.metadata": not a defined builtin variable`},
 		{"template must parse", func(c *clusterv1.ClusterClass) {
 			c.Spec.Patches[2].Definitions[0].JSONPatches[1].ValueFrom.Template = ptr("{{ .x ")
 		}, "spec.patches[2].definitions[0].jsonPatches[1].valueFrom.template"},
@@ -124,6 +131,29 @@ func TestClusterClassRules(t *testing.T) {
 			errs := ClusterClass(class, nil, nil)
 			require.NotEmpty(t, errs)
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
+		})
+	}
+}
+
+// TestBuiltinVariableNames: the builtin paths Cluster API v1.14.2 admits in valueFrom.variable
+// (builtinVariables in core/webhooks/admission/patch_validation.go), v1.11's classRef included.
+func TestBuiltinVariableNames(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"builtin.cluster.topology.classRef.name": true, "builtin.cluster.topology.classRef.namespace": true,
+		"builtin.cluster.metadata.labels": true, "builtin.machinePool": true, "builtin.machinePool.metadata.annotations": true,
+		"builtin.machineDeployment.bootstrap.configRef.name": true, "builtin.cluster.network": true,
+		"builtin.cluster.metadata": false, "builtin.machineDeployment.metadata": false, "builtin.cluster.network.ipFamily": false,
+		"builtin.controlPlane.machineTemplate": false,
+	} {
+		t.Run(name, func(t *testing.T) {
+			class, _ := sample(t)
+			class.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr(name)
+			err := ClusterClass(class, nil, nil).ToAggregate()
+			if ok {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, "not a defined builtin variable")
 		})
 	}
 }
@@ -314,4 +344,58 @@ func TestClusterUpdateRules(t *testing.T) {
 	next.Spec.ControlPlane.MachineInfrastructure = nil
 	next.Spec.ControlPlane.MachineHealthCheck = nil
 	assert.ErrorContains(t, Cluster(c, old, next, class).ToAggregate(), "one has control plane machines and the other not")
+}
+
+// TestEnabledHealthCheckNeedsDefinition: a health check enabled in the topology must be defined
+// by the topology or the class, as Cluster API v1.14.2's Cluster webhook checks on the v1beta2 form
+// (validateMachineHealthChecks with HealthCheck.IsDefined): an empty definition is none, and a
+// MachineDeployment's strategy.remediation.maxInFlight alone is one.
+func TestEnabledHealthCheckNeedsDefinition(t *testing.T) {
+	maxInFlight := &clusterv1.MachineDeploymentStrategy{Remediation: &clusterv1.RemediationStrategy{MaxInFlight: ptrIntStr("50%")}}
+	on := &clusterv1.MachineHealthCheckTopology{Enable: ptr(true)}
+	tests := []struct {
+		name string
+		edit func(class *clusterv1.ClusterClass, c *clusterv1.Cluster)
+		want string
+	}{
+		{"control plane: nothing defined", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.ControlPlane.MachineHealthCheck = nil
+			c.Spec.Topology.ControlPlane.MachineHealthCheck = on
+		}, "spec.topology.controlPlane.machineHealthCheck.enable: Forbidden"},
+		{"control plane: an empty definition is none", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckClass{UnhealthyConditions: []clusterv1.UnhealthyCondition{}}
+			c.Spec.Topology.ControlPlane.MachineHealthCheck = on
+		}, "spec.topology.controlPlane.machineHealthCheck.enable: Forbidden"},
+		{"control plane: the class defines it", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckClass{NodeStartupTimeout: &metav1.Duration{Duration: time.Minute}}
+			c.Spec.Topology.ControlPlane.MachineHealthCheck = on
+		}, ""},
+		{"MachineDeployment: nothing defined", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
+			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = on
+		}, "spec.topology.workers.machineDeployments[0].machineHealthCheck.enable: Forbidden"},
+		{"MachineDeployment: the class's maxInFlight alone", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
+			class.Spec.Workers.MachineDeployments[0].Strategy = maxInFlight
+			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = on
+		}, ""},
+		{"MachineDeployment: the topology's maxInFlight alone", func(class *clusterv1.ClusterClass, c *clusterv1.Cluster) {
+			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
+			c.Spec.Topology.Workers.MachineDeployments[0].Strategy = maxInFlight
+			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = on
+		}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			class, c := sample(t)
+			require.NotEmpty(t, c.Spec.Topology.Workers.MachineDeployments)
+			tc.edit(class, c)
+			err := Cluster(c, nil, class, nil).ToAggregate()
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }
