@@ -213,7 +213,7 @@ var builtinVariables = map[string]bool{
 	"builtin.cluster.topology.class": true, "builtin.cluster.topology.classNamespace": true, "builtin.cluster.topology.version": true,
 	"builtin.cluster.network": true, "builtin.cluster.network.serviceDomain": true, "builtin.cluster.network.services": true,
 	"builtin.cluster.network.pods": true,
-	"builtin.controlPlane": true, "builtin.controlPlane.name": true, "builtin.controlPlane.replicas": true, "builtin.controlPlane.version": true,
+	"builtin.controlPlane":         true, "builtin.controlPlane.name": true, "builtin.controlPlane.replicas": true, "builtin.controlPlane.version": true,
 	"builtin.controlPlane.metadata.labels": true, "builtin.controlPlane.metadata.annotations": true,
 	"builtin.controlPlane.machineTemplate.infrastructureRef.name": true,
 }
