@@ -112,3 +112,64 @@ func TestPlanReadsMachinesAndNodes(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanClusterPatchAndCurrentInfrastructure: with current objects the Cluster is an updated
+// object exactly when its patch is not empty: the upgrade-step annotation of an upgrade that is
+// over is removed (Cluster API v1.14.2's computeCluster deletes it once the upgrade plan is empty,
+// and reconcileCluster patches the Cluster); and the file's infrastructure cluster is the current
+// one, so a shim owner it carries is kept (computeInfrastructureCluster).
+func TestPlanClusterPatchAndCurrentInfrastructure(t *testing.T) {
+	first, err := Compute(mustInput(t, sampleObjects(t), 7))
+	require.NoError(t, err)
+	plan := func(stepAnnotation bool) *Result {
+		objs := sampleObjects(t)
+		for _, o := range objs {
+			if o.GetKind() != "Cluster" {
+				continue
+			}
+			for _, d := range first.Objects {
+				for field, kind := range map[string]string{"controlPlaneRef": "SimControlPlane", "infrastructureRef": "SimCluster"} {
+					if d.GetKind() == kind {
+						require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": d.GetAPIVersion(), "kind": kind, "name": d.GetName()}, "spec", field))
+					}
+				}
+			}
+			o.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo", "topology.cluster.x-k8s.io/owned": ""})
+			if stepAnnotation {
+				o.SetAnnotations(map[string]string{"topology.internal.cluster.x-k8s.io/upgrade-step": "v1.31.2"})
+			}
+		}
+		for _, o := range first.Objects {
+			if o.GetKind() != "Cluster" {
+				cur := o.DeepCopy()
+				cur.SetAnnotations(withoutAction(cur.GetAnnotations()))
+				if cur.GetKind() == "SimControlPlane" {
+					require.NoError(t, unstructured.SetNestedMap(cur.Object, map[string]any{"version": "v1.31.2", "initialized": true}, "status"))
+				}
+				objs = append(objs, cur)
+			}
+		}
+		res, err := Compute(mustInput(t, objs, 7))
+		require.NoError(t, err)
+		return res
+	}
+	cluster := func(res *Result) Change {
+		for _, c := range res.Changes {
+			if c.Kind == "Cluster" {
+				return c
+			}
+		}
+		t.Fatal("no change for the Cluster")
+		return Change{}
+	}
+	assert.Equal(t, Unchanged, cluster(plan(false)).Action)
+	done := plan(true)
+	assert.Equal(t, Update, cluster(done).Action, "the annotation of a finished upgrade goes")
+	assert.Contains(t, cluster(done).Diff, `"topology.internal.cluster.x-k8s.io/upgrade-step":null`)
+	for _, o := range done.Objects {
+		if o.GetKind() == "SimCluster" {
+			require.Len(t, o.GetOwnerReferences(), 1, "the current shim owner is kept")
+			assert.Equal(t, PlannedShimUID, string(o.GetOwnerReferences()[0].UID))
+		}
+	}
+}

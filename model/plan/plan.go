@@ -285,6 +285,8 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = mp
 	case cluster.Spec.ControlPlaneRef != nil && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
 		in.Desired.Current.ControlPlane = o
+	case cluster.Spec.InfrastructureRef != nil && o.GetKind() == cluster.Spec.InfrastructureRef.Kind && o.GetName() == cluster.Spec.InfrastructureRef.Name:
+		in.Desired.Current.InfrastructureCluster = o
 	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineHealthCheck":
 		mhc := &clusterv1.MachineHealthCheck{}
 		if err := decode.FromUnstructured(o, mhc); err != nil {
@@ -422,6 +424,17 @@ func changes(in *Input, dec *topology.Decision, objs []*unstructured.Unstructure
 			}
 		case !ok:
 			ch.Action = Create
+		case isClusterAPI(o, "Cluster"):
+			// The Cluster is patched, not applied: it changes when the patch is not empty (an
+			// upgrade-step annotation to remove included), as desired.ClusterPatch decides.
+			switch p, err := desired.ClusterPatch(in.Desired.Cluster, o); {
+			case err == nil && p == nil:
+				ch.Action = Unchanged
+			case err == nil:
+				ch.Action, ch.Diff = Update, "patch Cluster "+o.GetName()+": "+string(p)+"\n"
+			default:
+				ch.Action, ch.Diff = Update, diff(cur, o)
+			}
 		case desired.Compare(cur, o) == desired.Unchanged:
 			ch.Action = Unchanged
 		default:
