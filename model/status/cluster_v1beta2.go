@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -251,44 +252,48 @@ func waitingForTopology(c *clusterv1.Cluster) string {
 	return "Waiting for cluster topology to be reconciled"
 }
 
+// refCondition is how Cluster API's Cluster controller reports a referenced object (the
+// infrastructure cluster, the control plane): mirrored from one of the object's conditions, else
+// from a flag of its status (the fallback), else why the object is missing.
+type refCondition struct {
+	condType, mirrored, flagField          string
+	trueReason, falseReason, invalidReason string
+	doesNotExistReason, deletedReason      string
+}
+
+func (r refCondition) of(c *clusterv1.Cluster, ref *corev1.ObjectReference, obj *unstructured.Unstructured, flag bool) metav1.Condition {
+	if ref == nil {
+		return metav1.Condition{Type: r.condType, Status: metav1.ConditionFalse, Reason: r.doesNotExistReason, Message: waitingForTopology(c)}
+	}
+	if obj == nil {
+		return missingObject(c, r.condType, ref.Kind, flag, r.deletedReason, r.doesNotExistReason)
+	}
+	fallback := metav1.Condition{Type: r.condType, Status: metav1.ConditionFalse, Reason: r.falseReason,
+		Message: fmt.Sprintf("%s status.initialization.%s is false", ref.Kind, r.flagField)}
+	if flag {
+		fallback = metav1.Condition{Type: r.condType, Status: metav1.ConditionTrue, Reason: r.trueReason}
+	}
+	return mirror(obj, r.mirrored, fallback, r.trueReason, r.invalidReason)
+}
+
 // infrastructureReadyCondition follows setInfrastructureReadyCondition.
 func infrastructureReadyCondition(c *clusterv1.Cluster, infra *unstructured.Unstructured, provisioned bool) metav1.Condition {
-	const t = capiv1beta2.ClusterInfrastructureReadyCondition
-	ref := c.Spec.InfrastructureRef
-	if ref == nil {
-		return metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: capiv1beta2.ClusterInfrastructureDoesNotExistReason,
-			Message: waitingForTopology(c)}
-	}
-	if infra != nil {
-		fallback := metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: capiv1beta2.ClusterInfrastructureNotReadyReason,
-			Message: fmt.Sprintf("%s status.initialization.provisioned is false", ref.Kind)}
-		if provisioned {
-			fallback = metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: capiv1beta2.ClusterInfrastructureReadyReason}
-		}
-		return mirror(infra, capiv1beta2.ReadyCondition, fallback, capiv1beta2.ClusterInfrastructureReadyReason,
-			capiv1beta2.ClusterInfrastructureInvalidConditionReportedReason)
-	}
-	return missingObject(c, t, ref.Kind, provisioned, capiv1beta2.ClusterInfrastructureDeletedReason, capiv1beta2.ClusterInfrastructureDoesNotExistReason)
+	return refCondition{
+		condType: capiv1beta2.ClusterInfrastructureReadyCondition, mirrored: capiv1beta2.ReadyCondition, flagField: "provisioned",
+		trueReason: capiv1beta2.ClusterInfrastructureReadyReason, falseReason: capiv1beta2.ClusterInfrastructureNotReadyReason,
+		invalidReason:      capiv1beta2.ClusterInfrastructureInvalidConditionReportedReason,
+		doesNotExistReason: capiv1beta2.ClusterInfrastructureDoesNotExistReason, deletedReason: capiv1beta2.ClusterInfrastructureDeletedReason,
+	}.of(c, c.Spec.InfrastructureRef, infra, provisioned)
 }
 
 // controlPlaneAvailableCondition follows setControlPlaneAvailableCondition.
 func controlPlaneAvailableCondition(c *clusterv1.Cluster, cp *unstructured.Unstructured, initialized bool) metav1.Condition {
-	const t = capiv1beta2.ClusterControlPlaneAvailableCondition
-	ref := c.Spec.ControlPlaneRef
-	if ref == nil {
-		return metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: capiv1beta2.ClusterControlPlaneDoesNotExistReason,
-			Message: waitingForTopology(c)}
-	}
-	if cp != nil {
-		fallback := metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: capiv1beta2.ClusterControlPlaneNotAvailableReason,
-			Message: fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)}
-		if initialized {
-			fallback = metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: capiv1beta2.ClusterControlPlaneAvailableReason}
-		}
-		return mirror(cp, capiv1beta2.AvailableCondition, fallback, capiv1beta2.ClusterControlPlaneAvailableReason,
-			capiv1beta2.ClusterControlPlaneInvalidConditionReportedReason)
-	}
-	return missingObject(c, t, ref.Kind, initialized, capiv1beta2.ClusterControlPlaneDeletedReason, capiv1beta2.ClusterControlPlaneDoesNotExistReason)
+	return refCondition{
+		condType: capiv1beta2.ClusterControlPlaneAvailableCondition, mirrored: capiv1beta2.AvailableCondition, flagField: "controlPlaneInitialized",
+		trueReason: capiv1beta2.ClusterControlPlaneAvailableReason, falseReason: capiv1beta2.ClusterControlPlaneNotAvailableReason,
+		invalidReason:      capiv1beta2.ClusterControlPlaneInvalidConditionReportedReason,
+		doesNotExistReason: capiv1beta2.ClusterControlPlaneDoesNotExistReason, deletedReason: capiv1beta2.ClusterControlPlaneDeletedReason,
+	}.of(c, c.Spec.ControlPlaneRef, cp, initialized)
 }
 
 // missingObject is the condition for a referenced object that is not there: deleted (it was
