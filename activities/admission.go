@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/activities/kube"
@@ -19,7 +18,7 @@ import (
 // ClusterNamed reads a Cluster from the API server itself, not the informer (nil, nil when it
 // does not exist): the delete hold must see a deletion at once.
 func (a *Activities) ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
-	u, err := a.Kube.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	u, err := a.Kube.GetUncached(ctx, kube.Clusters, ns, name)
 	if kube.IsNotFound(err) {
 		return nil, nil
 	}

@@ -293,8 +293,7 @@ func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by R
 		// read of the Cluster must not see it from before the write (a hand change, it would say).
 		return a.Kube.Apply(ctx, obj, rollout.FieldManager)
 	}
-	opts := metav1.ApplyOptions{FieldManager: rollout.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}
-	return a.Kube.Dynamic.Resource(kube.Clusters).Namespace(c.Namespace).Apply(ctx, c.Name, obj, opts)
+	return a.Kube.ApplyDryRun(ctx, obj, rollout.FieldManager)
 }
 
 // refusal says whether an error is admission's (or the schema's) answer to the change, and why.
@@ -553,7 +552,7 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 
 // ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).
 func (a *Activities) ClassExists(ctx context.Context, namespace, name string) (bool, error) {
-	_, err := a.Kube.Dynamic.Resource(kube.ClusterClasses).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	_, err := a.Kube.GetUncached(ctx, kube.ClusterClasses, namespace, name)
 	if kube.IsNotFound(err) {
 		return false, nil
 	}

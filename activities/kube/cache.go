@@ -441,6 +441,15 @@ func nameOnly(ns, name string) unstructured.Unstructured {
 // to the API server (whose answer is remembered). atLeast, when not zero, is the oldest
 // resourceVersion the caller accepts.
 func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
+	u, err := c.get(ctx, c.wire(gvr), ns, name, atLeast)
+	if err != nil {
+		return u, err
+	}
+	return c.fromWire(gvr, u)
+}
+
+// get is Get in the version the API server is asked in.
+func (c *Client) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
 	if c.cache != nil {
 		obj, found, served, err := c.cache.get(ctx, gvr, ns, name, atLeast)
 		if err != nil {
@@ -478,7 +487,8 @@ func (c *Client) ListNames(ctx context.Context, gvr schema.GroupVersionResource,
 	return c.list(ctx, gvr, ns, selector, true)
 }
 
-func (c *Client) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string, namesOnly bool) ([]unstructured.Unstructured, error) {
+func (c *Client) list(ctx context.Context, asked schema.GroupVersionResource, ns, selector string, namesOnly bool) ([]unstructured.Unstructured, error) {
+	gvr := c.wire(asked)
 	if c.cache != nil {
 		sel, err := k8slabels.Parse(selector)
 		if err != nil {
@@ -489,14 +499,14 @@ func (c *Client) list(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 			return nil, err
 		}
 		if served {
-			return items, nil
+			return c.fromWireList(asked, items)
 		}
 	}
 	list, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
-	return list.Items, nil
+	return c.fromWireList(asked, list.Items)
 }
 
 func notFound(gvr schema.GroupVersionResource, name string) error {
@@ -524,6 +534,7 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 		if err != nil {
 			continue // a kind no longer served: nothing to read
 		}
+		gvr = c.wire(gvr)
 		fresh := func() bool {
 			cur, found, served, _ := c.cache.lookup(ctx, gvr, s.Namespace, s.Name, want)
 			// Absent counts as fresh: the event was its deletion, or it is gone since.
@@ -545,7 +556,7 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 		}
 		c.cache.log.Debug("informer behind the event; reading directly", "kind", s.Kind, "namespace", s.Namespace, "name", s.Name,
 			"resourceVersion", s.ResourceVersion, "waited", seenWait)
-		if _, err := c.Get(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
+		if _, err := c.get(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
 			return fmt.Errorf("reading %s %s/%s: %w", s.Kind, s.Namespace, s.Name, err)
 		}
 	}

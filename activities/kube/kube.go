@@ -71,6 +71,8 @@ type Client struct {
 	// nothing; schemas types objects for that check.
 	cache   *Cache
 	schemas *schemas
+	// served holds, by resource, the version requests for a modelled v1beta1 resource go to (see wire).
+	served sync.Map
 }
 
 // UseCache makes the client read through informers that run until ctx ends, and skip applies
@@ -236,6 +238,7 @@ func (c *Client) DeleteRef(ctx context.Context, ref *corev1.ObjectReference, ns 
 // Delete deletes an object; an absent object is not an error. With a cache, an object the
 // cache knows is gone is not deleted again.
 func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
+	gvr = c.wire(gvr)
 	var lastSeen uint64
 	if c.cache != nil {
 		obj, found, served, _ := c.cache.get(ctx, gvr, ns, name, 0)
@@ -303,17 +306,30 @@ func heldAfterDelete(body []byte) (*unstructured.Unstructured, error) {
 
 // Create creates an object (an existing one is an AlreadyExists error).
 func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	asked, gvr := gvr, c.wire(gvr)
+	u, _, err := c.toWire(u)
+	if err != nil {
+		return nil, err
+	}
 	out, err := c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager})
 	if c.cache != nil && (err == nil || IsAlreadyExists(err)) {
 		c.cache.created(gvr, u.GetNamespace(), u.GetName())
 		c.cache.Remember(gvr, out)
 	}
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return c.fromWire(asked, out)
 }
 
 // MergePatch sends a JSON merge patch (for a few metadata fields another manager must not lose:
 // no field ownership is taken away, unlike an apply of a partial intent).
 func (c *Client) MergePatch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, patch []byte, fieldManager string) (*unstructured.Unstructured, error) {
+	asked, gvr := gvr, c.wire(gvr)
+	patch, err := c.patchToWire(asked, gvr, patch)
+	if err != nil {
+		return nil, err
+	}
 	out, err := c.Dynamic.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
 		return nil, err
@@ -321,7 +337,7 @@ func (c *Client) MergePatch(ctx context.Context, gvr schema.GroupVersionResource
 	if c.cache != nil {
 		c.cache.Remember(gvr, out)
 	}
-	return out, nil
+	return c.fromWire(asked, out)
 }
 
 // Update writes a whole object (read-modify-write; a conflict fails and the caller reads again).
@@ -329,6 +345,11 @@ func (c *Client) MergePatch(ctx context.Context, gvr schema.GroupVersionResource
 // an update that carries managedFields replaces them all (the other managers would lose fields
 // they own). Without them the API server keeps and updates the stored ones.
 func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	asked, gvr := gvr, c.wire(gvr)
+	u, _, err := c.toWire(u)
+	if err != nil {
+		return nil, err
+	}
 	u = u.DeepCopy()
 	u.SetManagedFields(nil)
 	out, err := c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
@@ -338,7 +359,7 @@ func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, u 
 	if c.cache != nil {
 		c.cache.Remember(gvr, out)
 	}
-	return out, nil
+	return c.fromWire(asked, out)
 }
 
 // unchanged returns the cached object when applying obj as fieldManager (to subresource) would
@@ -374,42 +395,55 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 	if c.Sent != nil {
 		c.Sent(obj.DeepCopy(), fieldManager)
 	}
+	return c.apply(ctx, obj, fieldManager, "")
+}
+
+// apply server-side applies obj, or its status when subresource is "status", in the version the
+// API server prefers (toWire), skipping what would change nothing; the answer comes back in
+// obj's version.
+func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fieldManager, subresource string) (*unstructured.Unstructured, error) {
+	asked := obj.GroupVersionKind().GroupVersion().WithResource("")
+	obj, converted, err := c.toWire(obj)
+	if err != nil {
+		return nil, err
+	}
 	gvr, err := c.ResourceFor(obj.GetAPIVersion(), obj.GetKind())
 	if err != nil {
 		return nil, err
 	}
-	if live := c.unchanged(ctx, gvr, obj, fieldManager, ""); live != nil {
-		return live, nil
+	back := func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if !converted {
+			return u, nil
+		}
+		return c.fromWire(asked, u)
 	}
-	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if live := c.unchanged(ctx, gvr, obj, fieldManager, subresource); live != nil {
+		return back(live)
+	}
+	r := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	var out *unstructured.Unstructured
+	if subresource == "status" {
+		out, err = r.ApplyStatus(ctx, obj.GetName(), obj, opts)
+	} else {
+		out, err = r.Apply(ctx, obj.GetName(), obj, opts)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		what := ""
+		if subresource != "" {
+			what = subresource + " of "
+		}
+		return nil, fmt.Errorf("applying %s%s %s/%s: %w", what, obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	if c.cache != nil {
 		c.cache.Remember(gvr, out)
 	}
-	return out, nil
+	return back(out)
 }
 
 // ApplyStatus server-side applies the status subresource.
 func (c *Client) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
-	gvr, err := c.ResourceFor(obj.GetAPIVersion(), obj.GetKind())
-	if err != nil {
-		return nil, err
-	}
-	if live := c.unchanged(ctx, gvr, obj, fieldManager, "status"); live != nil {
-		return live, nil
-	}
-	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).ApplyStatus(ctx, obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	if err != nil {
-		return nil, fmt.Errorf("applying status of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	if c.cache != nil {
-		c.cache.Remember(gvr, out)
-	}
-	return out, nil
+	return c.apply(ctx, obj, fieldManager, "status")
 }
 
 // IsNotFound reports whether err means the object (or its kind) does not exist.

@@ -85,8 +85,8 @@ func machineTemplate(src *capiv1beta1.MachineSpec, minReadySeconds *int32, dst *
 	return nil
 }
 
-// ObjectV1Beta1 converts a cluster.x-k8s.io/v1beta2 MachineDeployment, MachinePool or
-// MachineHealthCheck (JSON) into the v1beta1 object Cluster API's conversion webhook serves for
+// ObjectV1Beta1 converts a cluster.x-k8s.io/v1beta2 MachineDeployment, MachinePool,
+// MachineHealthCheck, MachineSet or Machine (JSON) into the v1beta1 object Cluster API's conversion webhook serves for
 // it (core/webhooks/conversion, Convert*HubToV1Beta1), without the conversion data: for reading
 // objects written as v1beta2 (a plan file's current objects) into topoflow's v1beta1 model. The
 // machine template's contract references get the version versionOf names for their group and
@@ -131,6 +131,35 @@ func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map
 		}
 		if dst.Spec.RemediationTemplate != nil {
 			dst.Spec.RemediationTemplate.Namespace = src.Namespace
+		}
+		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
+		return toMap(dst)
+	case "MachineSet":
+		src, dst := &capiv1beta2.MachineSet{}, &capiv1beta1.MachineSet{}
+		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+			return nil, fmt.Errorf("decoding the v1beta2 MachineSet: %w", err)
+		}
+		if err := capiv1beta1.Convert_v1beta2_MachineSet_To_v1beta1_MachineSet(src, dst, nil); err != nil {
+			return nil, fmt.Errorf("converting MachineSet %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		if err := machineTemplateV1Beta1(&src.Spec.Template.Spec, &dst.Spec.Template.Spec, src.Namespace, versionOf); err != nil {
+			return nil, fmt.Errorf("MachineSet %s/%s spec.template.spec: %w", src.Namespace, src.Name, err)
+		}
+		if m := src.Spec.Template.Spec.MinReadySeconds; m != nil {
+			dst.Spec.MinReadySeconds = *m
+		}
+		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
+		return toMap(dst)
+	case "Machine":
+		src, dst := &capiv1beta2.Machine{}, &capiv1beta1.Machine{}
+		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+			return nil, fmt.Errorf("decoding the v1beta2 Machine: %w", err)
+		}
+		if err := capiv1beta1.Convert_v1beta2_Machine_To_v1beta1_Machine(src, dst, nil); err != nil {
+			return nil, fmt.Errorf("converting Machine %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		if err := machineTemplateV1Beta1(&src.Spec, &dst.Spec, src.Namespace, versionOf); err != nil {
+			return nil, fmt.Errorf("Machine %s/%s spec: %w", src.Namespace, src.Name, err)
 		}
 		dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), kind
 		return toMap(dst)

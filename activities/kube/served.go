@@ -1,0 +1,197 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topoflow/topoflow/model/api/conversion"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+)
+
+// Cluster API v1.11+ serves cluster.x-k8s.io as v1beta2 and v1beta1 only through its conversion
+// webhook (deprecated: every v1beta1 request draws a warning, and v1.16 stops serving it). topoflow
+// computes on v1beta1 objects; this file is the edge where the client talks to the API server in
+// the version it prefers. A caller names the v1beta1 resource (Clusters, MachineDeployments, ...)
+// and gets v1beta1 objects; where the server prefers v1beta2 the request goes there and the
+// objects cross through Cluster API's conversion (model/api/conversion). The cache holds what the
+// server sent, one copy per resource.
+
+// modelled are the cluster.x-k8s.io resources topoflow reads as v1beta1, by kind.
+var modelled = map[string]string{
+	"clusters": "Cluster", "clusterclasses": "ClusterClass", "machinedeployments": "MachineDeployment",
+	"machinepools": "MachinePool", "machinehealthchecks": "MachineHealthCheck", "machinesets": "MachineSet", "machines": "Machine",
+}
+
+var (
+	v1beta1 = clusterv1.GroupVersion
+	v1beta2 = conversion.V1Beta2GroupVersion
+)
+
+// wire is the resource a request for gvr goes to: the v1beta2 one for a modelled v1beta1
+// resource the API server prefers in v1beta2, else gvr. What discovery said is kept for the
+// process (a failed lookup is asked again next time).
+func (c *Client) wire(gvr schema.GroupVersionResource) schema.GroupVersionResource {
+	kind, ok := modelled[gvr.Resource]
+	if !ok || gvr.GroupVersion() != v1beta1 {
+		return gvr
+	}
+	if v, ok := c.served.Load(gvr.Resource); ok {
+		return gvr.GroupResource().WithVersion(v.(string))
+	}
+	v, err := c.PreferredVersion(gvr.Group, kind)
+	if err != nil {
+		return gvr
+	}
+	if v != v1beta2.Version {
+		v = gvr.Version
+	}
+	c.served.Store(gvr.Resource, v)
+	return gvr.GroupResource().WithVersion(v)
+}
+
+// fromWire turns an object the API server sent as v1beta2 into the v1beta1 object topoflow
+// computes on (the caller asked for v1beta1: asked != got); anything else is returned as it is.
+// A Cluster or ClusterClass keeps the v1beta2 original in the conversion-data annotation, as
+// Cluster API's conversion webhook serves it, so writing it back loses nothing.
+func (c *Client) fromWire(asked schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if u == nil || asked.GroupVersion() != v1beta1 || u.GetAPIVersion() != v1beta2.String() {
+		return u, nil
+	}
+	js, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	switch kind := u.GetKind(); kind {
+	case "Cluster":
+		m, err = conversion.ClusterV1Beta1(js, c.PreferredVersion)
+	case "ClusterClass":
+		m, err = conversion.ClusterClassV1Beta1(js)
+	default:
+		m, err = conversion.ObjectV1Beta1(kind, js, c.PreferredVersion)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s/%s as %s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), v1beta1, err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// fromWireList is fromWire for every item.
+func (c *Client) fromWireList(asked schema.GroupVersionResource, items []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
+	if asked.GroupVersion() != v1beta1 || len(items) == 0 || items[0].GetAPIVersion() != v1beta2.String() {
+		return items, nil
+	}
+	out := make([]unstructured.Unstructured, len(items))
+	for i := range items {
+		u, err := c.fromWire(asked, &items[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = *u
+	}
+	return out, nil
+}
+
+// toWire is obj as it is written: a v1beta1 Cluster, ClusterClass, MachineDeployment, MachinePool
+// or MachineHealthCheck becomes v1beta2 where the server prefers that (Cluster API's conversion;
+// a partial object stays partial: fields it does not set are not sent). converted says it did.
+func (c *Client) toWire(obj *unstructured.Unstructured) (out *unstructured.Unstructured, converted bool, err error) {
+	if obj.GetAPIVersion() != v1beta1.String() {
+		return obj, false, nil
+	}
+	resource := ""
+	for r, k := range modelled {
+		if k == obj.GetKind() {
+			resource = r
+		}
+	}
+	if resource == "" || c.wire(v1beta1.WithResource(resource)).Version != v1beta2.Version {
+		return obj, false, nil
+	}
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, false, err
+	}
+	var m map[string]any
+	switch kind := obj.GetKind(); {
+	case kind == "Cluster":
+		m, err = conversion.ClusterV1Beta2(js)
+	case kind == "ClusterClass":
+		m, err = conversion.ClusterClassV1Beta2(js)
+	case slices.Contains(conversion.WorkloadKinds, kind):
+		m, err = conversion.ObjectV1Beta2(kind, js)
+	default:
+		return nil, false, fmt.Errorf("topoflow does not write %s objects", kind)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("writing %s %s/%s as %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), v1beta2, err)
+	}
+	return &unstructured.Unstructured{Object: m}, true, nil
+}
+
+// patchToWire is a JSON merge patch of a modelled v1beta1 object as it is sent to wire. Its
+// metadata (labels, annotations, finalizers, where null removes an entry) means the same in both
+// versions and is sent as it is; a Cluster's spec (the references the topology sets) crosses
+// through Cluster API's conversion. Other patches of a v1beta2 resource are refused rather than
+// sent with v1beta1 field names.
+func (c *Client) patchToWire(asked, wire schema.GroupVersionResource, patch []byte) ([]byte, error) {
+	if asked == wire {
+		return patch, nil
+	}
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, fmt.Errorf("a merge patch of %s: %w", asked.Resource, err)
+	}
+	for k := range p {
+		if k != "metadata" && (k != "spec" || asked.Resource != "clusters") {
+			return nil, fmt.Errorf("a merge patch of %s sets %q: topoflow patches only metadata (and a Cluster's spec) across versions", asked.Resource, k)
+		}
+	}
+	spec, ok := p["spec"].(map[string]any)
+	if !ok {
+		return patch, nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": v1beta1.String(), "kind": "Cluster", "spec": spec}}
+	w, _, err := c.toWire(u)
+	if err != nil {
+		return nil, err
+	}
+	p["spec"] = w.Object["spec"]
+	return json.Marshal(p)
+}
+
+// GetUncached reads one object from the API server itself, not the cache (a decision that must
+// see a change at once), in the version the caller names.
+func (c *Client) GetUncached(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	u, err := c.Dynamic.Resource(c.wire(gvr)).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return c.fromWire(gvr, u)
+}
+
+// ApplyDryRun asks admission about an apply of obj (server-side, forced, nothing stored), in the
+// version the API server prefers; the answer comes back in obj's version.
+func (c *Client) ApplyDryRun(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	asked := obj.GroupVersionKind().GroupVersion().WithResource("")
+	obj, converted, err := c.toWire(obj)
+	if err != nil {
+		return nil, err
+	}
+	gvr, err := c.ResourceFor(obj.GetAPIVersion(), obj.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
+		metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	if err != nil || !converted {
+		return out, err
+	}
+	return c.fromWire(asked, out)
+}
