@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,26 +59,10 @@ func (c *Client) wire(gvr schema.GroupVersionResource) schema.GroupVersionResour
 // A Cluster or ClusterClass keeps the v1beta2 original in the conversion-data annotation, as
 // Cluster API's conversion webhook serves it, so writing it back loses nothing.
 func (c *Client) fromWire(asked schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if u == nil || asked.GroupVersion() != v1beta1 || u.GetAPIVersion() != v1beta2.String() {
+	if asked.GroupVersion() != v1beta1 {
 		return u, nil
 	}
-	js, err := u.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	switch kind := u.GetKind(); kind {
-	case "Cluster":
-		m, err = conversion.ClusterV1Beta1(js, c.PreferredVersion)
-	case "ClusterClass":
-		m, err = conversion.ClusterClassV1Beta1(js)
-	default:
-		m, err = conversion.ObjectV1Beta1(kind, js, c.PreferredVersion)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %s/%s as %s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), v1beta1, err)
-	}
-	return &unstructured.Unstructured{Object: m}, nil
+	return conversion.ToV1Beta1(u, c.PreferredVersion)
 }
 
 // fromWireList is fromWire for every item.
@@ -98,41 +81,18 @@ func (c *Client) fromWireList(asked schema.GroupVersionResource, items []unstruc
 	return out, nil
 }
 
-// toWire is obj as it is written: a v1beta1 Cluster, ClusterClass, MachineDeployment, MachinePool
-// or MachineHealthCheck becomes v1beta2 where the server prefers that (Cluster API's conversion;
-// a partial object stays partial: fields it does not set are not sent). converted says it did.
+// toWire is obj as it is written: a v1beta1 object of conversion.WrittenKinds becomes v1beta2
+// where the server prefers that (a partial object stays partial). converted says it did.
 func (c *Client) toWire(obj *unstructured.Unstructured) (out *unstructured.Unstructured, converted bool, err error) {
 	if obj.GetAPIVersion() != v1beta1.String() {
 		return obj, false, nil
 	}
-	resource := ""
 	for r, k := range modelled {
-		if k == obj.GetKind() {
-			resource = r
+		if k == obj.GetKind() && c.wire(v1beta1.WithResource(r)).Version == v1beta2.Version {
+			return conversion.ToV1Beta2(obj)
 		}
 	}
-	if resource == "" || c.wire(v1beta1.WithResource(resource)).Version != v1beta2.Version {
-		return obj, false, nil
-	}
-	js, err := obj.MarshalJSON()
-	if err != nil {
-		return nil, false, err
-	}
-	var m map[string]any
-	switch kind := obj.GetKind(); {
-	case kind == "Cluster":
-		m, err = conversion.ClusterV1Beta2(js)
-	case kind == "ClusterClass":
-		m, err = conversion.ClusterClassV1Beta2(js)
-	case slices.Contains(conversion.WorkloadKinds, kind):
-		m, err = conversion.ObjectV1Beta2(kind, js)
-	default:
-		return nil, false, fmt.Errorf("topoflow does not write %s objects", kind)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("writing %s %s/%s as %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), v1beta2, err)
-	}
-	return &unstructured.Unstructured{Object: m}, true, nil
+	return obj, false, nil
 }
 
 // patchToWire is a JSON merge patch of a modelled v1beta1 object as it is sent to wire. Its

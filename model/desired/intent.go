@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
 // ToIntent converts a typed object into the unstructured body of a server-side apply request.
@@ -84,20 +83,22 @@ func (u UIDs) Stamp(intent *unstructured.Unstructured) {
 // fields applied in v1beta1 would change their owner's record on every object of a Cluster taken
 // over from Cluster API. Everything else is returned as it is.
 func InServedVersion(intent *unstructured.Unstructured, workloadAPIVersion string) (*unstructured.Unstructured, error) {
-	gv := clusterv1.GroupVersion
-	if intent.GetAPIVersion() != gv.String() || workloadAPIVersion != conversion.V1Beta2GroupVersion.String() ||
-		!slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
+	if workloadAPIVersion != conversion.V1Beta2GroupVersion.String() || !slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
 		return intent, nil
 	}
-	js, err := intent.MarshalJSON()
-	if err != nil {
-		return nil, err
+	return V1Beta2(intent)
+}
+
+// V1Beta2 is a computed cluster.x-k8s.io/v1beta1 object as Cluster API v1.11+ holds it (the
+// Cluster's intent, a MachineDeployment, MachinePool or MachineHealthCheck, through Cluster API's
+// conversion), trimmed to what topoflow writes and keeping the uid that makes an apply an update;
+// anything else is returned as it is.
+func V1Beta2(intent *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, converted, err := conversion.ToV1Beta2(intent)
+	if err != nil || !converted {
+		return out, err
 	}
-	m, err := conversion.ObjectV1Beta2(intent.GetKind(), js)
-	if err != nil {
-		return nil, err
-	}
-	out := Intent(&unstructured.Unstructured{Object: m})
-	out.SetUID(intent.GetUID())
-	return out, nil
+	trimmed := Intent(out)
+	trimmed.SetUID(intent.GetUID())
+	return trimmed, nil
 }

@@ -97,9 +97,9 @@ const PlannedShimUID = "planned-shim-uid"
 // the templates the class references, and any current objects of the Cluster (objects labelled
 // cluster.x-k8s.io/cluster-name with the Cluster's name). Errors name every problem found.
 func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error) {
-	objs, err := allV1Beta1(objs)
+	objs, err := conversion.DocumentsV1Beta1(objs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("plan input: %w", err)
 	}
 	class, cluster, rest, err := classAndCluster(objs)
 	if err != nil {
@@ -195,25 +195,6 @@ func nodeVersions(mps map[string]*clusterv1.MachinePool, nodes map[string]*unstr
 			v, _, _ := unstructured.NestedString(node.Object, "status", "nodeInfo", "kubeletVersion")
 			out[mp.Name] = append(out[mp.Name], v)
 		}
-	}
-	return out, nil
-}
-
-// allV1Beta1 reads the cluster.x-k8s.io/v1beta2 documents of a plan file as v1beta1.
-func allV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	versionOf := versionsIn(objs)
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	var problems []string
-	for _, o := range objs {
-		c, err := toV1Beta1(o, versionOf)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		out = append(out, c)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }
