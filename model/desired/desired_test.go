@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/topoflow/topoflow/model/api/conversion"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
@@ -41,6 +42,8 @@ func loadInput(t *testing.T, uid types.UID, files ...string) Input {
 		require.NoError(t, err)
 		docs, err := decode.Documents(bytes.NewReader(data))
 		require.NoError(t, err)
+		docs, err = conversion.DocumentsV1Beta1(docs) // inputs may be written as v1beta2
+		require.NoError(t, err)
 		for _, d := range docs {
 			switch d.GetKind() {
 			case "ClusterClass":
@@ -58,11 +61,15 @@ func loadInput(t *testing.T, uid types.UID, files ...string) Input {
 	return in
 }
 
+// golden compares the objects, as Cluster API v1.14 holds them (cluster.x-k8s.io/v1beta2: compute
+// with forV1Beta2), with a golden file.
 func golden(t *testing.T, name string, objs []*unstructured.Unstructured) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
 	for _, o := range objs {
-		list.Items = append(list.Items, *o)
+		v, err := V1Beta2(o)
+		require.NoError(t, err)
+		list.Items = append(list.Items, *v)
 	}
 	js, err := list.MarshalJSON()
 	require.NoError(t, err)
@@ -77,8 +84,16 @@ func golden(t *testing.T, name string, objs []*unstructured.Unstructured) {
 	assert.Equal(t, string(want), string(got), "desired objects differ from %s (rerun with -update if the change is intended)", path)
 }
 
+// forV1Beta2 plans in for a management cluster that serves cluster.x-k8s.io as v1beta2 (Cluster
+// API v1.11+): owner references to the Cluster in v1beta2.
+func forV1Beta2(in Input) Input {
+	in.ClusterAPIVersion = conversion.V1Beta2GroupVersion.String()
+	in.WorkloadAPIVersion = in.ClusterAPIVersion
+	return in
+}
+
 func TestQuickStartGolden(t *testing.T) {
-	s, err := Compute(sample(t))
+	s, err := Compute(forV1Beta2(sample(t)))
 	require.NoError(t, err)
 	objs, err := s.Objects()
 	require.NoError(t, err)
@@ -395,7 +410,7 @@ func TestCovers(t *testing.T) {
 // version-aware and Pod Security Standard patches).
 func TestBookGolden(t *testing.T) {
 	in := loadInput(t, "b00c0000-0000-4000-8000-000000000002", filepath.Join("testdata", "book-input.yaml"))
-	s, err := Compute(in)
+	s, err := Compute(forV1Beta2(in))
 	require.NoError(t, err)
 	objs, err := s.Objects()
 	require.NoError(t, err)

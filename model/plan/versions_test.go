@@ -14,27 +14,27 @@ import (
 	"github.com/topoflow/topoflow/model/decode"
 )
 
-// asV1Beta2 rewrites a plan file's Clusters and ClusterClasses as their authors would write them
-// in v1beta2: converted by Cluster API's rules, without the conversion data.
-func asV1Beta2(t *testing.T, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+// inVersion rewrites a plan file's Clusters, ClusterClasses and workload objects as their authors
+// would write them in version: converted by Cluster API's rules, without conversion data.
+func inVersion(t *testing.T, objs []*unstructured.Unstructured, version string) []*unstructured.Unstructured {
 	t.Helper()
+	v1beta1, err := conversion.DocumentsV1Beta1(objs)
+	require.NoError(t, err)
+	if version == V1Beta1 {
+		return v1beta1
+	}
 	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		js, err := o.MarshalJSON()
+	for _, o := range v1beta1 {
+		c, converted, err := conversion.ToV1Beta2(o.DeepCopy())
 		require.NoError(t, err)
-		var m map[string]any
-		switch {
-		case isClusterAPI(o, "Cluster"):
-			m, err = conversion.ClusterV1Beta2(js)
-		case isClusterAPI(o, "ClusterClass"):
-			m, err = conversion.ClusterClassV1Beta2(js)
-		default:
-			out = append(out, o.DeepCopy())
-			continue
+		if converted {
+			ann := c.GetAnnotations()
+			delete(ann, conversion.DataAnnotation)
+			if len(ann) == 0 {
+				ann = nil
+			}
+			c.SetAnnotations(ann)
 		}
-		require.NoError(t, err)
-		c := &unstructured.Unstructured{Object: m}
-		require.Equal(t, "cluster.x-k8s.io/v1beta2", c.GetAPIVersion())
 		out = append(out, c)
 	}
 	return out
@@ -59,20 +59,28 @@ func planFor(t *testing.T, objs []*unstructured.Unstructured, clusterAPI, apiVer
 	return res
 }
 
-// TestPlanReadsV1Beta2Inputs: the golden inputs written as v1beta2 plan exactly as written as
-// v1beta1 (Cluster API v1.11+ converts v1beta1 to its v1beta2 hub before computing:
-// core/webhooks/conversion ConvertClusterV1Beta1ToHub, ConvertClusterClassV1Beta1ToHub).
-func TestPlanReadsV1Beta2Inputs(t *testing.T) {
+// TestPlanSameInEitherVersion: every golden input (the samples, written as v1beta1; the book's,
+// written as v1beta2) plans the same whether its Cluster and ClusterClass are written as v1beta1,
+// as v1beta2, or converted to v1beta1 and back (Cluster API v1.11+ converts v1beta1 to its v1beta2
+// hub before computing: core/webhooks/conversion ConvertClusterV1Beta1ToHub,
+// ConvertClusterClassV1Beta1ToHub).
+func TestPlanSameInEitherVersion(t *testing.T) {
 	for name, objs := range map[string][]*unstructured.Unstructured{
 		"samples": sampleObjects(t),
 		"book":    fileObjects(t, filepath.Join("..", "desired", "testdata", "book-input.yaml")),
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := planFor(t, objs, "v1.14", "")
-			got := planFor(t, asV1Beta2(t, objs), "v1.14", "")
-			require.Len(t, got.Objects, len(want.Objects))
-			for i := range want.Objects {
-				assert.Equal(t, want.Objects[i].Object, got.Objects[i].Object, "%s %s", want.Objects[i].GetKind(), want.Objects[i].GetName())
+			want := planFor(t, inVersion(t, objs, V1Beta1), "v1.14", "")
+			for form, in := range map[string][]*unstructured.Unstructured{
+				"v1beta2":                inVersion(t, objs, V1Beta2),
+				"v1beta1 and back again": inVersion(t, inVersion(t, inVersion(t, objs, V1Beta2), V1Beta1), V1Beta2),
+				"as written":             objs,
+			} {
+				got := planFor(t, in, "v1.14", "")
+				require.Len(t, got.Objects, len(want.Objects), form)
+				for i := range want.Objects {
+					assert.Equal(t, want.Objects[i].Object, got.Objects[i].Object, "%s: %s %s", form, want.Objects[i].GetKind(), want.Objects[i].GetName())
+				}
 			}
 		})
 	}
@@ -83,7 +91,7 @@ func TestPlanReadsV1Beta2Inputs(t *testing.T) {
 // all unchanged when nothing changed.
 func TestPlanV1Beta2CurrentObjects(t *testing.T) {
 	first := planFor(t, sampleObjects(t), "v1.14", "")
-	objs := asV1Beta2(t, sampleObjects(t))
+	objs := inVersion(t, sampleObjects(t), V1Beta2)
 	for _, o := range objs {
 		if isClusterAPI(o, "Cluster") {
 			for _, ref := range []struct{ field, kind string }{{"infrastructureRef", "SimCluster"}, {"controlPlaneRef", "SimControlPlane"}} {
