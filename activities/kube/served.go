@@ -155,3 +155,31 @@ func (c *Client) ApplyDryRun(ctx context.Context, obj *unstructured.Unstructured
 	}
 	return c.fromWire(asked, out)
 }
+
+// Wire is the resource a watch of gvr goes to (see wire): for the starter's informers.
+func (c *Client) Wire(gvr schema.GroupVersionResource) schema.GroupVersionResource {
+	return c.wire(gvr)
+}
+
+// ModelledTransform is an informer transform that turns each object the watch of Wire(asked)
+// delivers into asked's version, without the conversion data (a watcher never writes back), so
+// code that reads v1beta1 fields reads them from a v1beta2 watch.
+func (c *Client) ModelledTransform(asked schema.GroupVersionResource) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		out, err := c.fromWire(asked, u)
+		if err != nil || out == u {
+			return out, err
+		}
+		ann := out.GetAnnotations()
+		delete(ann, conversion.DataAnnotation)
+		if len(ann) == 0 {
+			ann = nil
+		}
+		out.SetAnnotations(ann)
+		return out, nil
+	}
+}

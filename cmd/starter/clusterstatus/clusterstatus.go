@@ -15,7 +15,6 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -241,21 +240,21 @@ func printUpgrade(w io.Writer, s *workflows.State) {
 // pools reads the Cluster's MachineDeployments and MachinePools with their versions.
 func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 	var out []Part
-	sel := metav1.ListOptions{LabelSelector: labels.ClusterName + "=" + name}
-	if mds, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
-		for i := range mds.Items {
+	sel := labels.ClusterName + "=" + name
+	if mds, err := k.List(ctx, kube.MachineDeployments, ns, sel); err == nil {
+		for i := range mds {
 			md := &clusterv1.MachineDeployment{}
-			if k.Decode(&mds.Items[i], md) != nil {
+			if k.Decode(&mds[i], md) != nil {
 				continue
 			}
 			out = append(out, Part{Pool: md.Labels[labels.MachineDeploymentName], Kind: "MachineDeployment", Name: md.Name,
 				Version: deref(md.Spec.Template.Spec.Version), Replicas: md.Status.Replicas, Updated: md.Status.UpdatedReplicas, ReadyReplicas: md.Status.ReadyReplicas})
 		}
 	}
-	if mps, err := k.Dynamic.Resource(kube.MachinePools).Namespace(ns).List(ctx, sel); err == nil {
-		for i := range mps.Items {
+	if mps, err := k.List(ctx, kube.MachinePools, ns, sel); err == nil {
+		for i := range mps {
 			mp := &clusterv1.MachinePool{}
-			if k.Decode(&mps.Items[i], mp) != nil {
+			if k.Decode(&mps[i], mp) != nil {
 				continue
 			}
 			out = append(out, Part{Pool: mp.Labels[labels.MachinePoolName], Kind: "MachinePool", Name: mp.Name,

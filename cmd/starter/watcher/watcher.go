@@ -212,9 +212,21 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
+// informer is the informer of gvr, watching the version the API server serves best (v1beta2
+// beside Cluster API v1.11+) and handing on objects in gvr's version, so the handlers read the
+// fields they know and the watch draws no deprecation warning.
+func (w *Watcher) informer(f dynamicinformer.DynamicSharedInformerFactory, gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	wire := w.kube.Wire(gvr)
+	inf := f.ForResource(wire).Informer()
+	if wire != gvr {
+		_ = inf.SetTransform(w.kube.ModelledTransform(gvr)) // refused only once started: set already
+	}
+	return inf
+}
+
 // watchClusters watches Clusters, indexed by the class they name.
 func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFactory) error {
-	w.clusters = factory.ForResource(kube.Clusters).Informer()
+	w.clusters = w.informer(factory, kube.Clusters)
 	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -242,7 +254,7 @@ func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFac
 
 // watchClasses watches ClusterClasses; a change reaches the Clusters of the class.
 func (w *Watcher) watchClasses(factory dynamicinformer.DynamicSharedInformerFactory) (cache.SharedIndexInformer, error) {
-	classes := factory.ForResource(kube.ClusterClasses).Informer()
+	classes := w.informer(factory, kube.ClusterClasses)
 	_, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onClass(nil, obj) },
 		UpdateFunc: w.onClass,
@@ -532,7 +544,7 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 // finalizer go from a deleting one (on Clusters taken over from Cluster API) and deletes the
 // templates only it still used.
 func (w *Watcher) watchDeletingMachineSets() {
-	inf := w.owned.ForResource(kube.MachineSets).Informer()
+	inf := w.informer(w.owned, kube.MachineSets)
 	enqueue := func(obj any) {
 		if u := asUnstructured(obj); u != nil && u.GetLabels()[labels.ClusterName] != "" {
 			w.enqueue(u.GetNamespace(), u.GetLabels()[labels.ClusterName], u.GetKind()+" "+u.GetName(), u)
@@ -559,7 +571,7 @@ func (w *Watcher) watchOwned(gvr schema.GroupVersionResource) {
 		return
 	}
 	w.watching[gvr] = true
-	inf := w.owned.ForResource(gvr).Informer()
+	inf := w.informer(w.owned, gvr)
 	handler := func(obj any) {
 		u := asUnstructured(obj)
 		if u == nil {
