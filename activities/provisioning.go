@@ -2,15 +2,20 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -41,6 +46,12 @@ type Provisioning struct {
 	ControlPlaneVersion     string `json:"controlPlaneVersion,omitempty"`
 	// Failure is a provider-reported failure message, if any.
 	Failure string `json:"failure,omitempty"`
+	// Counters is a digest of what the Cluster controller role's v1beta2 status takes from the
+	// control plane and the pools (replicaFacts): their replica counters, versions and conditions.
+	// A status write compares it with the last one's, so a change that moves only the counters is
+	// written. Empty when the role is off (only TopologyReconciled is written then), and in the
+	// results of workflows recorded before it existed.
+	Counters string `json:"counters,omitempty"`
 }
 
 // ObserveInput names the Cluster to observe.
@@ -53,7 +64,8 @@ type ObserveInput struct {
 }
 
 // ObserveProvisioning reads the infrastructure cluster, control plane and ClusterEndpoints of a
-// Cluster and reports their contract fields. It writes nothing.
+// Cluster and reports their contract fields; in the Cluster controller role also the digest of
+// what its v1beta2 counters are computed from (Provisioning.Counters). It writes nothing.
 func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (*Provisioning, error) {
 	ref := in.Cluster
 	if err := a.Kube.AwaitSeen(ctx, in.Seen); err != nil {
@@ -91,10 +103,12 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	}
 
 	cpRef := cluster.Spec.ControlPlaneRef
+	var cp *unstructured.Unstructured
 	if cpRef != nil {
-		cp, err := a.Kube.GetRef(ctx, cpRef, cluster.Namespace)
+		cp, err = a.Kube.GetRef(ctx, cpRef, cluster.Namespace)
 		switch {
 		case kube.IsNotFound(err):
+			cp = nil
 		case err != nil:
 			return nil, fmt.Errorf("reading %s %s: %w", cpRef.Kind, cpRef.Name, err)
 		default:
@@ -128,7 +142,65 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	if cluster.Spec.ControlPlaneEndpoint.IsValid() && p.Endpoint == nil {
 		p.Endpoint = &Endpoint{Host: cluster.Spec.ControlPlaneEndpoint.Host, Port: cluster.Spec.ControlPlaneEndpoint.Port, Source: "Cluster spec"}
 	}
+	if a.ClusterController {
+		if p.Counters, err = a.countersDigest(ctx, cluster, cp); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// countersDigest reads the Cluster's MachineDeployments and MachinePools (from the cache, as
+// clusterV1Beta2 does) and digests, with the control plane, what the v1beta2 counters and the
+// conditions taken from them are computed from (replicaFacts).
+func (a *Activities) countersDigest(ctx context.Context, cluster *clusterv1.Cluster, cp *unstructured.Unstructured) (string, error) {
+	objs := []*unstructured.Unstructured{cp}
+	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools} {
+		pools, err := a.listIfServed(ctx, gvr, cluster, "")
+		if err != nil {
+			return "", err
+		}
+		// The cache lists in no fixed order; the digest must not depend on it.
+		slices.SortFunc(pools, func(x, y unstructured.Unstructured) int { return strings.Compare(x.GetName(), y.GetName()) })
+		for i := range pools {
+			objs = append(objs, &pools[i])
+		}
+	}
+	facts := make([]any, 0, len(objs))
+	for _, o := range objs {
+		facts = append(facts, replicaFacts(o))
+	}
+	b, err := json.Marshal(facts)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// replicaStatusFields are the status fields of a control plane, MachineDeployment or MachinePool
+// that the Cluster's v1beta2 counters, versions and conditions are computed from (either contract,
+// either API version: status.v1beta2 holds a v1beta1 object's v1beta2 counters and conditions).
+var replicaStatusFields = []string{"replicas", "readyReplicas", "availableReplicas", "unavailableReplicas", "updatedReplicas",
+	"upToDateReplicas", "versions", "conditions", "v1beta2", "initialization", "initialized"}
+
+// replicaFacts is what status.ClusterV1Beta2 reads of one object: its kind and name, spec.replicas
+// and replicaStatusFields (nil for an object that is not there).
+func replicaFacts(u *unstructured.Unstructured) any {
+	if u == nil {
+		return nil
+	}
+	st, _, _ := unstructured.NestedMap(u.Object, "status")
+	facts := map[string]any{"kind": u.GetKind(), "name": u.GetName()}
+	if r, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); found {
+		facts["spec.replicas"] = r
+	}
+	for _, f := range replicaStatusFields {
+		if v, ok := st[f]; ok {
+			facts[f] = v
+		}
+	}
+	return facts
 }
 
 func pickClusterEndpoint(items []unstructured.Unstructured, cluster string) *Endpoint {

@@ -2,7 +2,8 @@
 # topoflow on v1beta2 storage: brings up a stack whose Cluster and ClusterClass CRDs serve v1beta1
 # and v1beta2 and store v1beta2, as Cluster API v1.11+ does, converted by the worker's own webhook
 # (TOPOFLOW_CRDS=v1beta2 deploy/stack/run.sh, the simulated providers and the sample class), and
-# runs tests/v1beta2: a Cluster written as v1beta2 created, upgraded and deleted. Uses the "test"
+# runs tests/v1beta2: a Cluster written as v1beta2 created, upgraded and deleted; a Cluster's
+# v1beta2 status (conditions, replica counters, kubectl's printer columns). Uses the "test"
 # stack (purged first and afterwards; KEEP_STACK=1 keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ deploy/stack/down.sh --purge >/dev/null 2>&1 || true
 deploy/stack/run.sh
 source "$STACK_DIR/env"
 status=0
-go test -tags v1beta2 -count=1 -timeout 10m -v ./tests/v1beta2/... || status=$?
+KUBECTL="$BIN/kubectl" go test -tags v1beta2 -count=1 -timeout 10m -v ./tests/v1beta2/... || status=$?
 # `make up` again, straight away and after `make down`: the stack is kept, the CRDs re-applied,
 # and both API versions of the sample Cluster still served (the conversion webhook as the worker
 # registered it).

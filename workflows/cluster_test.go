@@ -50,8 +50,10 @@ type fakeWorld struct {
 	missing    string // non-empty: ApplyTopology fails with MissingDependency
 	infraReady bool
 	cpInit     bool
-	calls      []string
-	statuses   []activities.StatusInput
+	// counters is the digest of the replica counters the providers report (Provisioning.Counters).
+	counters string
+	calls    []string
+	statuses []activities.StatusInput
 	// workerPasses counts the passes that applied the workers.
 	workerPasses int
 	// upgrade, when set, is the Cluster's upgrade state, moved by each pass as the decision allows.
@@ -191,7 +193,8 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 }
 
 func (w *fakeWorld) provisioning() *activities.Provisioning {
-	p := &activities.Provisioning{ClusterGone: w.gone, RefsSet: w.missing == "", InfrastructureReady: w.infraReady, ControlPlaneInitialized: w.cpInit, ControlPlaneReady: w.cpInit}
+	p := &activities.Provisioning{ClusterGone: w.gone, RefsSet: w.missing == "", InfrastructureReady: w.infraReady, ControlPlaneInitialized: w.cpInit, ControlPlaneReady: w.cpInit,
+		Counters: w.counters}
 	if w.infraReady {
 		p.Endpoint = &activities.Endpoint{Host: "h", Port: 6443}
 	}
@@ -1068,6 +1071,33 @@ func TestOvertakenPassLeavesTheStatusToTheNext(t *testing.T) {
 	assert.Equal(t, []string{"pass", "pass", "status", "pass"}, seq[:4],
 		"the first pass, overtaken, writes no status; the second, overtaken too, does (calls: %v)", w.calls)
 	assert.True(t, topologyCondition(w.lastStatus()).Status)
+}
+
+// TestCountersAloneRewriteTheStatus: a pass whose status would be the same as the last one written
+// writes it again when only the replica counters moved (Provisioning.Counters: the activity
+// computes them from its own reads), and not while they stay.
+func TestCountersAloneRewriteTheStatus(t *testing.T) {
+	w := &fakeWorld{infraReady: true, cpInit: true, counters: "cp=1,w=1"}
+	env := newEnv(t, w)
+	statuses := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.statuses)
+	}
+	var afterCreate, afterSame, afterScale int
+	env.RegisterDelayedCallback(func() { afterCreate = statuses() }, 5*time.Second)
+	signal(env, 10*time.Second, func() {})
+	env.RegisterDelayedCallback(func() { afterSame = statuses() }, 15*time.Second)
+	signal(env, 20*time.Second, func() { w.set(func(w *fakeWorld) { w.counters = "cp=3,w=1" }) })
+	env.RegisterDelayedCallback(func() { afterScale = statuses() }, 25*time.Second)
+	signal(env, 30*time.Second, func() { w.set(func(w *fakeWorld) { w.gone = true }) })
+	env.ExecuteWorkflow(ClusterWorkflowType, ClusterInput{Cluster: ref})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Positive(t, afterCreate, "calls: %v", w.calls)
+	assert.Equal(t, afterCreate, afterSame, "nothing moved: no write (calls: %v)", w.calls)
+	assert.Equal(t, afterSame+1, afterScale, "only the counters moved: written again (calls: %v)", w.calls)
 }
 
 // TestTaskClock: the steps of one workflow task share its budget, counted on the workflow's clock

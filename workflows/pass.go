@@ -46,10 +46,12 @@ type clusterRun struct {
 	upgrade *UpgradeInput
 	ended   string
 	// observed is what the pass's activity read of the providers, taken by observe; lastStatus
-	// the status last written in this run (not written again while equal); resync the timer kept
-	// across waits.
-	observed   *activities.Provisioning
-	lastStatus *activities.StatusInput
+	// the status last written in this run and lastCounters the digest of the replica counters it
+	// was written with (not written again while both are equal); resync the timer kept across
+	// waits.
+	observed     *activities.Provisioning
+	lastStatus   *activities.StatusInput
+	lastCounters string
 	// plan is the upgrade plan of the run's last decision (nil before its first), for the status.
 	plan   *status.UpgradePlan
 	resync *resyncTimer
@@ -382,8 +384,10 @@ func (r *clusterRun) blocked(ctx workflow.Context, err error, hasInfra bool) pas
 }
 
 // writeStatus writes the phase and conditions model/status derives from what was observed and the
-// pass's topology condition; a status equal to the last one written in this run is not written
-// again (nothing else writes these fields).
+// pass's topology condition; a status equal to the last one written in this run, from the same
+// replica counters (Provisioning.Counters: the activity computes the v1beta2 counters from its own
+// reads, so they are not in its input), is not written again (nothing else writes these fields).
+// Histories recorded before the digest existed carry none, so they replay the same writes.
 func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *activities.Provisioning, topologyCond status.Condition) {
 	phase, conds := status.Cluster(status.Observed{
 		Deleting:                r.deleting,
@@ -406,11 +410,11 @@ func (r *clusterRun) writeStatus(ctx workflow.Context, generation int64, prov *a
 		in.Endpoint = prov.Endpoint
 	}
 	r.state.Phase = phase
-	if r.lastStatus == nil || !reflect.DeepEqual(*r.lastStatus, in) {
+	if r.lastStatus == nil || !reflect.DeepEqual(*r.lastStatus, in) || r.lastCounters != prov.Counters {
 		if err := r.step(ctx, "write Cluster status: "+phase, writeBudget, acts.SetClusterStatus, in, nil); err != nil {
 			r.state.LastError = err.Error()
 		} else {
-			r.lastStatus = &in
+			r.lastStatus, r.lastCounters = &in, prov.Counters
 		}
 	}
 	_ = r.upsertSearchAttributes(ctx, r.state.Class, r.state.Version, phase)

@@ -6,8 +6,12 @@
 package v1beta2
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
@@ -139,4 +144,170 @@ func TestLifecycleOnV1Beta2Storage(t *testing.T) {
 		}
 		return false, fmt.Sprint("still there: ", err)
 	})
+}
+
+// TestClusterV1Beta2Status: on the default stack (no Cluster API core: topoflow's Cluster
+// controller role writes the Cluster's status), a v1beta2 client sees a Provisioned Cluster's
+// status.conditions (Available and the conditions it summarizes all True, the simulated
+// MachineDeployments and control plane reporting as Cluster API v1.14's controllers do) and its
+// control plane and worker replica counters equal to the topology's; a change of the topology's
+// replicas alone moves the counters. The v1beta2 printer columns show them, to kubectl (`kubectl
+// get clusters`, which prefers v1beta2) as evaluated from the CRD.
+func TestClusterV1Beta2Status(t *testing.T) {
+	k := stacktest.Client(t, "tests/v1beta2.sh")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	name := "v2s-" + strings.ToLower(rand.String(5))
+	cluster := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": name, "namespace": "default"},
+		"spec": map[string]any{
+			"clusterNetwork": map[string]any{"pods": map[string]any{"cidrBlocks": []any{"192.168.0.0/16"}},
+				"services": map[string]any{"cidrBlocks": []any{"10.128.0.0/12"}}, "serviceDomain": "cluster.local"},
+			"topology": map[string]any{
+				"classRef": map[string]any{"name": "quick-start"}, "version": "v1.31.2",
+				"controlPlane": map[string]any{"replicas": int64(1)},
+				"workers": map[string]any{"machineDeployments": []any{
+					map[string]any{"class": "default-worker", "name": "md-0", "replicas": int64(2)},
+					map[string]any{"class": "default-worker", "name": "md-1", "replicas": int64(1)}}},
+				"variables": []any{map[string]any{"name": "region", "value": "sim-west-2"}},
+			},
+		},
+	}}
+	clusters := k.Dynamic.Resource(clustersV1Beta2).Namespace("default")
+	_, err := clusters.Create(ctx, cluster, metav1.CreateOptions{FieldManager: "kubectl"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = clusters.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+
+	read := func() *unstructured.Unstructured {
+		u, err := clusters.Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		return u
+	}
+	// available waits for the Cluster, read as v1beta2, Provisioned and Available with counters cp
+	// and workers (desired, available and up to date alike).
+	available := func(cp, workers int64) func() (bool, string) {
+		return func() (bool, string) {
+			c := read()
+			var why []string
+			if phase, _, _ := unstructured.NestedString(c.Object, "status", "phase"); phase != "Provisioned" {
+				why = append(why, fmt.Sprintf("phase %q", phase))
+			}
+			conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+			for _, t := range []string{"Available", "InfrastructureReady", "ControlPlaneInitialized", "ControlPlaneAvailable",
+				"WorkersAvailable", "TopologyReconciled"} {
+				if st, reason := conditionOf(conds, t); st != "True" {
+					why = append(why, fmt.Sprintf("%s=%s (%s)", t, st, reason))
+				}
+			}
+			for part, want := range map[string]int64{"controlPlane": cp, "workers": workers} {
+				for _, f := range []string{"desiredReplicas", "availableReplicas", "upToDateReplicas"} {
+					if n, found, _ := unstructured.NestedInt64(c.Object, "status", part, f); !found || n != want {
+						why = append(why, fmt.Sprintf("%s.%s=%v (found %v), want %d", part, f, n, found, want))
+					}
+				}
+			}
+			return len(why) == 0, strings.Join(why, "; ")
+		}
+	}
+	stacktest.WaitFor(t, 2*time.Minute, "the Cluster Provisioned and Available, 1 control plane and 3 worker replicas", available(1, 3))
+
+	c := read()
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	_, reason := conditionOf(conds, "WorkersAvailable")
+	assert.Equal(t, "Available", reason, "the MachineDeployments' Available conditions aggregated")
+	_, reason = conditionOf(conds, "ControlPlaneAvailable")
+	assert.Equal(t, "Available", reason, "the control plane's Available condition mirrored")
+	versions, _, _ := unstructured.NestedSlice(c.Object, "status", "controlPlane", "versions")
+	assert.Equal(t, []any{map[string]any{"version": "v1.31.2", "replicas": int64(1)}}, versions, "the control plane's status.versions")
+	checkColumns(t, k, name, map[string]string{"Available": "True", "CP Desired": "1", "CP Available": "1", "CP Up-to-date": "1",
+		"W Desired": "3", "W Available": "3", "W Up-to-date": "3", "Phase": "Provisioned"})
+
+	// Only replicas change: the control plane scales up, a MachineDeployment down.
+	_, err = clusters.Patch(ctx, name, types.JSONPatchType, []byte(`[
+		{"op":"replace","path":"/spec/topology/controlPlane/replicas","value":3},
+		{"op":"replace","path":"/spec/topology/workers/machineDeployments/0/replicas","value":1}]`),
+		metav1.PatchOptions{FieldManager: "kubectl"})
+	require.NoError(t, err)
+	stacktest.WaitFor(t, 2*time.Minute, "the counters at 3 control plane and 2 worker replicas", available(3, 2))
+	checkColumns(t, k, name, map[string]string{"Available": "True", "CP Desired": "3", "CP Available": "3", "CP Up-to-date": "3",
+		"W Desired": "2", "W Available": "2", "W Up-to-date": "2"})
+}
+
+// conditionOf is the status and reason of the condition of type t in a v1beta2 conditions list.
+func conditionOf(conds []any, t string) (status, reason string) {
+	for _, item := range conds {
+		if m, _ := item.(map[string]any); m["type"] == t {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			return status, reason
+		}
+	}
+	return "(none)", ""
+}
+
+// checkColumns checks the Cluster's v1beta2 printer columns: evaluated from the CRD's
+// additionalPrinterColumns against the object read as v1beta2, and, when the stack script names
+// its kubectl ($KUBECTL), as `kubectl get clusters -o wide` prints them.
+func checkColumns(t *testing.T, k *kube.Client, name string, want map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	crd, err := k.Dynamic.Resource(kube.CustomResourceDefinitions).Get(ctx, "clusters.cluster.x-k8s.io", metav1.GetOptions{})
+	require.NoError(t, err)
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var columns []any
+	for _, v := range versions {
+		if m, _ := v.(map[string]any); m["name"] == "v1beta2" {
+			columns, _ = m["additionalPrinterColumns"].([]any)
+		}
+	}
+	require.NotEmpty(t, columns, "the v1beta2 version has printer columns")
+	obj, err := k.Dynamic.Resource(clustersV1Beta2).Namespace("default").Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, col := range columns {
+		m, _ := col.(map[string]any)
+		colName, _ := m["name"].(string)
+		path, _ := m["jsonPath"].(string)
+		jp := jsonpath.New(colName).AllowMissingKeys(true)
+		require.NoError(t, jp.Parse("{"+path+"}"), "column %s", colName)
+		var buf bytes.Buffer
+		require.NoError(t, jp.Execute(&buf, obj.Object), "column %s", colName)
+		got[colName] = buf.String()
+	}
+	for col, v := range want {
+		assert.Equal(t, v, got[col], "printer column %s (CRD jsonPath)", col)
+	}
+
+	kubectl := os.Getenv("KUBECTL")
+	if kubectl == "" {
+		t.Log("no $KUBECTL: kubectl's columns not checked")
+		return
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "get", "clusters", name, "-n", "default", "-o", "wide").CombinedOutput()
+	require.NoError(t, err, "kubectl get clusters: %s", out)
+	printed := kubectlColumns(t, string(out))
+	for col, v := range want {
+		assert.Equal(t, v, printed[strings.ToUpper(col)], "kubectl get clusters column %s:\n%s", col, out)
+	}
+}
+
+// kubectlColumns reads kubectl's one-row table: each column's value starts where its header does.
+func kubectlColumns(t *testing.T, out string) map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.Len(t, lines, 2, "kubectl printed one Cluster:\n%s", out)
+	header, row := lines[0], lines[1]
+	// Headers are separated by at least two spaces (a header may hold one: "CP DESIRED").
+	starts := regexp.MustCompile(`\S+( \S+)*`).FindAllStringIndex(header, -1)
+	cols := map[string]string{}
+	for _, s := range starts {
+		v := ""
+		if s[0] < len(row) && row[s[0]] != ' ' {
+			v = strings.Fields(row[s[0]:])[0]
+		}
+		cols[header[s[0]:s[1]]] = v
+	}
+	return cols
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileInfraCluster plays an infrastructure provider: after the provision delay the cluster
@@ -81,7 +82,9 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 			return time.Second, nil
 		}
 		if !infrastructureReady(c) {
-			return time.Second, p.updateStatus(ctx, SimControlPlanes, u, map[string]any{"initialized": false, "ready": false})
+			st := map[string]any{"initialized": false, "ready": false}
+			controlPlaneConditions(u, st, false, desired, 0, "")
+			return time.Second, p.updateStatus(ctx, SimControlPlanes, u, st)
 		}
 		ok, left := provisioned(u, p.duration(u, ProvisionDelay, p.opts.ProvisionDelay))
 		if !ok {
@@ -90,6 +93,7 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 		p.progress(u, rolloutTarget(u))
 		st["initialized"], st["ready"], st["version"] = true, true, version
 		st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, desired, int64(0)
+		controlPlaneConditions(u, st, true, desired, desired, version)
 		return 0, p.reportVersion(ctx, SimControlPlanes, u, st, version)
 	}
 
@@ -97,13 +101,45 @@ func (p *Provider) reconcileControlPlane(ctx context.Context, u *unstructured.Un
 	st["replicas"], st["readyReplicas"], st["unavailableReplicas"] = desired, desired, int64(0)
 	if !done {
 		st["updatedReplicas"] = int64(0)
+		running, _, _ := unstructured.NestedString(u.Object, "status", "version")
+		controlPlaneConditions(u, st, true, desired, 0, running)
 		return left, p.updateStatus(ctx, SimControlPlanes, u, st)
 	}
 	st["version"], st["updatedReplicas"] = version, desired
+	controlPlaneConditions(u, st, true, desired, desired, version)
 	if cur, _, _ := unstructured.NestedString(u.Object, "status", "version"); cur != version {
 		return left, p.reportVersion(ctx, SimControlPlanes, u, st, version)
 	}
 	return left, p.updateStatus(ctx, SimControlPlanes, u, st)
+}
+
+// controlPlaneConditions adds to a control plane's status what a v1beta1 KubeadmControlPlane of
+// Cluster API v1.14 reports beside the contract's counters: its v1beta1 conditions (Ready and
+// Available, waiting for kubeadm init until initialized), status.versions (every replica at
+// running, the lowest version, until a rollout is done), and under status.v1beta2 the v1beta2
+// conditions (Available, Initialized, RollingOut, ScalingUp, ScalingDown) and counters. All
+// replicas are ready and available at once (the simulator does not fail machines).
+func controlPlaneConditions(u *unstructured.Unstructured, st map[string]any, initialized bool, desired, upToDate int64, running string) {
+	replicas, available := desired, desired
+	v1 := []cond{trueCond("Ready", ""), trueCond("Available", "")}
+	available2 := trueCond(capiv1beta2.AvailableCondition, capiv1beta2.AvailableReason)
+	initialized2 := trueCond("Initialized", "Initialized")
+	if !initialized {
+		replicas, available = 0, 0
+		const waiting = "WaitingForKubeadmInit"
+		v1 = []cond{{Type: "Ready", Status: "False", Reason: waiting, Severity: "Info"}, {Type: "Available", Status: "False", Reason: waiting, Severity: "Info"}}
+		available2 = falseCond(capiv1beta2.AvailableCondition, capiv1beta2.NotAvailableReason, "Control plane not yet initialized")
+		initialized2 = falseCond("Initialized", "NotInitialized", "Control plane not yet initialized")
+	}
+	rolling := falseCond(capiv1beta2.RollingOutCondition, capiv1beta2.NotRollingOutReason, "")
+	if initialized && upToDate < desired {
+		rolling = cond{Type: capiv1beta2.RollingOutCondition, Status: "True", Reason: capiv1beta2.RollingOutReason,
+			Message: fmt.Sprintf("Rolling out %d not up-to-date replicas", desired-upToDate)}
+	}
+	st["conditions"] = v1beta1Conditions(u, v1...)
+	st["versions"] = versionsOf(running, replicas)
+	st["v1beta2"] = v1beta2Status(u, map[string]any{"readyReplicas": replicas, "availableReplicas": available, "upToDateReplicas": upToDate},
+		append([]cond{available2, initialized2, rolling}, scaling(desired, replicas)...)...)
 }
 
 // reportVersion writes a status that reports a version reached, and records the transition once
@@ -126,14 +162,40 @@ func rolloutTarget(u *unstructured.Unstructured) string {
 
 // reconcileMachineDeployment plays Cluster API's MachineDeployment controller: replicas follow
 // spec at once; a template change (version, templates, labels) rolls out over the rollout duration.
+// Its status is what Cluster API v1.14 reports on a v1beta1 MachineDeployment: the v1beta1
+// counters and conditions (Ready, Available, MachineSetReady), and under status.v1beta2 the
+// v1beta2 conditions (Available, RollingOut, ScalingUp, ScalingDown) and counters; status.versions
+// is the version its replicas run (the old one until a rollout is done).
 func (p *Provider) reconcileMachineDeployment(ctx context.Context, u *unstructured.Unstructured) (time.Duration, error) {
 	return p.reconcilePool(ctx, MachineDeployments, u, func(st map[string]any, desired int64, done bool) {
-		st["selector"] = selectorString(u)
-		st["updatedReplicas"] = desired
+		upToDate := desired
 		if !done {
-			st["updatedReplicas"] = int64(0)
+			upToDate = 0
 		}
+		st["selector"] = selectorString(u)
+		st["updatedReplicas"] = upToDate
+		st["conditions"] = v1beta1Conditions(u, trueCond("Ready", ""), trueCond("Available", ""), trueCond("MachineSetReady", ""))
+		st["v1beta2"] = v1beta2Status(u, map[string]any{"readyReplicas": desired, "availableReplicas": desired, "upToDateReplicas": upToDate},
+			poolConditions(desired, desired, desired, desired-upToDate)...)
+		st["versions"] = versionsOf(p.runningVersion(u, done), desired)
 	})
+}
+
+// runningVersion is the version a pool's replicas run: its spec's once a rollout is done, else
+// the last one it reported.
+func (p *Provider) runningVersion(u *unstructured.Unstructured, done bool) string {
+	if done {
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version")
+		return v
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.transitions) - 1; i >= 0; i-- {
+		if t := p.transitions[i]; t.Kind == u.GetKind() && t.Name == u.GetName() {
+			return t.Version
+		}
+	}
+	return ""
 }
 
 // reconcileMachinePool plays Cluster API's MachinePool controller. Like it, a deleted MachinePool
@@ -148,8 +210,15 @@ func (p *Provider) reconcileMachinePool(ctx context.Context, u *unstructured.Uns
 			return childPoll, err
 		}
 	}
-	return p.reconcilePool(ctx, MachinePools, u, func(st map[string]any, _ int64, _ bool) {
+	// As Cluster API v1.14 reports a v1beta1 MachinePool without MachinePool Machines: its v1beta1
+	// conditions, and under status.v1beta2 only the counters (its controller sets no v1beta2
+	// conditions yet), ready and available as status.replicas, up to date as spec.replicas; its
+	// versions come from the Nodes, which the simulator has none of.
+	return p.reconcilePool(ctx, MachinePools, u, func(st map[string]any, desired int64, _ bool) {
 		st["bootstrapReady"], st["infrastructureReady"] = true, true
+		st["conditions"] = v1beta1Conditions(u, trueCond("Ready", ""), trueCond("BootstrapReady", ""), trueCond("InfrastructureReady", ""),
+			trueCond("ReplicasReady", ""))
+		st["v1beta2"] = map[string]any{"readyReplicas": desired, "availableReplicas": desired, "upToDateReplicas": desired}
 	})
 }
 

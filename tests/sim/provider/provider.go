@@ -97,6 +97,11 @@ type Provider struct {
 	transitions []Transition
 	// deletions records when the simulator first saw each object's deletion and released it.
 	deletions map[types.UID]*Deletion
+	// pruned are the status fields the API server dropped from a status write, by resource: fields
+	// the kind's CRD schema does not have (topoflow's own MachineDeployment and MachinePool CRDs
+	// have no status.v1beta2 or status.versions; Cluster API's have). They are not sent again, so
+	// a status the server already holds is not written over and over.
+	pruned map[schema.GroupVersionResource]map[string]bool
 }
 
 // Deletion is when the simulator saw an object's deletion requested, and when it let it go.
@@ -159,6 +164,7 @@ func New(dyn dynamic.Interface, opts Options, log *slog.Logger) *Provider {
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "sim"}),
 		rollouts:  map[types.UID]rollout{},
 		deletions: map[types.UID]*Deletion{},
+		pruned:    map[schema.GroupVersionResource]map[string]bool{},
 	}
 }
 
@@ -368,27 +374,48 @@ func (p *Provider) lifecycle(ctx context.Context, gvr schema.GroupVersionResourc
 	return false, 0, nil
 }
 
-// updateStatus writes status when it differs from what the object has.
+// updateStatus writes status when it differs from what the object has, leaving out the fields
+// the API server prunes for the kind (pruned).
 func (p *Provider) updateStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, st map[string]any) error {
 	cur, _, _ := unstructured.NestedMap(u.Object, "status")
 	merged := map[string]any{}
 	for k, v := range cur {
 		merged[k] = v
 	}
+	p.mu.Lock()
+	pruned := maps.Clone(p.pruned[gvr])
+	p.mu.Unlock()
 	for k, v := range st {
-		if v == nil {
+		switch {
+		case pruned[k]:
+		case v == nil:
 			delete(merged, k)
-			continue
+		default:
+			merged[k] = v
 		}
-		merged[k] = v
 	}
 	if equalJSON(cur, merged) {
 		return nil
 	}
 	u = u.DeepCopy()
 	u.Object["status"] = merged
-	_, err := p.dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
-	return err
+	updated, err := p.dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "simprovider"})
+	if err != nil {
+		return err
+	}
+	kept, _, _ := unstructured.NestedMap(updated.Object, "status")
+	for k, v := range st {
+		if _, ok := kept[k]; !ok && v != nil && !pruned[k] {
+			p.mu.Lock()
+			if p.pruned[gvr] == nil {
+				p.pruned[gvr] = map[string]bool{}
+			}
+			p.pruned[gvr][k] = true
+			p.mu.Unlock()
+			p.log.Info("the API server keeps no such status field; not sent again", "resource", gvr.Resource, "field", "status."+k)
+		}
+	}
+	return nil
 }
 
 func equalJSON(a, b any) bool {

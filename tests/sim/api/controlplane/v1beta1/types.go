@@ -59,10 +59,12 @@ type SimControlPlaneSpec struct {
 	ImageRepository string `json:"imageRepository,omitempty"`
 }
 
-// Condition is a minimal condition, enough for status display.
+// Condition is a Cluster API v1beta1 condition (status.conditions).
 type Condition struct {
 	Type   string `json:"type"`
 	Status string `json:"status"`
+	// +optional
+	Severity string `json:"severity,omitempty"`
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// +optional
@@ -98,6 +100,34 @@ type SimControlPlaneStatus struct {
 	FailureMessage *string `json:"failureMessage,omitempty"`
 	// +optional
 	Conditions []Condition `json:"conditions,omitempty"`
+	// Versions are the Kubernetes versions the control plane machines run, with how many run
+	// each (Cluster API v1.14's KubeadmControlPlane reports them in v1beta1 too).
+	// +optional
+	Versions []StatusVersion `json:"versions,omitempty"`
+	// V1Beta2 holds the v1beta2 conditions and counters, as a v1beta1 KubeadmControlPlane of
+	// Cluster API v1.14 reports them.
+	// +optional
+	V1Beta2 *SimControlPlaneV1Beta2Status `json:"v1beta2,omitempty"`
+}
+
+// StatusVersion is a version and how many replicas run it.
+type StatusVersion struct {
+	Version  string `json:"version"`
+	Replicas int32  `json:"replicas"`
+}
+
+// SimControlPlaneV1Beta2Status is status.v1beta2 of the v1beta1 contract.
+type SimControlPlaneV1Beta2Status struct {
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// +optional
+	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 }
 
 // SimControlPlane is a simulated control plane.
