@@ -692,14 +692,15 @@ func poolCountersOf(u *unstructured.Unstructured) poolCounters {
 	switch {
 	case strings.HasSuffix(u.GetAPIVersion(), "/v1beta2"):
 		out.ready, out.available, out.upToDate = get("status", "readyReplicas"), get("status", "availableReplicas"), get("status", "upToDateReplicas")
-		if raw, found, _ := unstructured.NestedSlice(u.Object, "status", "versions"); found {
-			out.versions = statusVersions(raw)
-		}
 	case hasV1Beta2:
 		out.ready, out.available, out.upToDate = get("status", "v1beta2", "readyReplicas"), get("status", "v1beta2", "availableReplicas"),
 			get("status", "v1beta2", "upToDateReplicas")
 	default:
 		out.ready, out.available, out.upToDate = get("status", "readyReplicas"), get("status", "availableReplicas"), get("status", "updatedReplicas")
+	}
+	// status.versions is the same field in both versions (v1beta1 has it since Cluster API v1.14).
+	if raw, found, _ := unstructured.NestedSlice(u.Object, "status", "versions"); found {
+		out.versions = statusVersions(raw)
 	}
 	return out
 }

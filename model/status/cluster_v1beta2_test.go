@@ -117,7 +117,8 @@ func TestWorkersReplicas(t *testing.T) {
 	// ones (readyReplicas 9 ...) are deprecated and not read.
 	v1beta1MD := *withSpecReplicas(obj("cluster.x-k8s.io/v1beta1", "MachineDeployment", "md-a", map[string]any{
 		"replicas": int64(3), "readyReplicas": int64(9), "availableReplicas": int64(9), "updatedReplicas": int64(9),
-		"v1beta2": map[string]any{"readyReplicas": int64(3), "availableReplicas": int64(3), "upToDateReplicas": int64(1)},
+		"v1beta2":  map[string]any{"readyReplicas": int64(3), "availableReplicas": int64(3), "upToDateReplicas": int64(1)},
+		"versions": []any{map[string]any{"version": "v1.31.0", "replicas": int64(3)}}, // v1beta1 has it too since v1.14
 	}), 3)
 	// topoflow's own v1beta1 CRD (no status.v1beta2): the v1beta1 counters stand in.
 	ownMD := *withSpecReplicas(obj("cluster.x-k8s.io/v1beta1", "MachineDeployment", "md-own", map[string]any{
@@ -132,8 +133,9 @@ func TestWorkersReplicas(t *testing.T) {
 		{"v1beta2 pools, summed, versions aggregated", []unstructured.Unstructured{v1beta2MD}, []unstructured.Unstructured{v1beta2MP},
 			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.31.0", Replicas: 1}, {Version: "v1.32.0", Replicas: 2}}}},
-		{"v1beta1 pool: status.v1beta2", []unstructured.Unstructured{v1beta1MD}, nil,
-			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(3), UpToDateReplicas: ptr32(1)}},
+		{"v1beta1 pool: status.v1beta2 and status.versions", []unstructured.Unstructured{v1beta1MD}, nil,
+			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(3), UpToDateReplicas: ptr32(1),
+				Versions: []clusterv1.StatusVersion{{Version: "v1.31.0", Replicas: 3}}}},
 		{"v1beta1 pool without status.v1beta2: its v1beta1 counters", []unstructured.Unstructured{ownMD, v1beta2MD}, nil,
 			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(4), Replicas: ptr32(4), ReadyReplicas: ptr32(4), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.32.0", Replicas: 2}}}},

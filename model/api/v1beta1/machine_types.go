@@ -102,6 +102,30 @@ type MachineDeploymentStatus struct {
 	Phase string `json:"phase,omitempty"`
 	// +optional
 	Conditions Conditions `json:"conditions,omitempty"`
+	// Versions counts the Machines by the Kubernetes version they run (Cluster API v1.14).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Versions []StatusVersion `json:"versions,omitempty"`
+	// V1Beta2 holds what Cluster API v1.11+ reports in v1beta2 terms on a v1beta1 object.
+	// +optional
+	V1Beta2 *PoolV1Beta2Status `json:"v1beta2,omitempty"`
+}
+
+// PoolV1Beta2Status is a MachineDeployment's or MachinePool's status.v1beta2: its conditions and
+// replica counters as v1beta2 names them (status.conditions and status.*Replicas there).
+type PoolV1Beta2Status struct {
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// +optional
+	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 }
 
 // MachineDeployment is a set of Machines rolled out like a Deployment rolls out Pods.
@@ -176,6 +200,14 @@ type MachinePoolStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// +optional
 	Conditions Conditions `json:"conditions,omitempty"`
+	// Versions counts the Nodes by the Kubernetes version they run (Cluster API v1.14).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Versions []StatusVersion `json:"versions,omitempty"`
+	// V1Beta2 holds what Cluster API v1.11+ reports in v1beta2 terms on a v1beta1 object.
+	// +optional
+	V1Beta2 *PoolV1Beta2Status `json:"v1beta2,omitempty"`
 }
 
 // MachinePool is a group of Machines managed as one by the infrastructure provider.
