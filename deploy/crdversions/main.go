@@ -102,6 +102,9 @@ func merge(old, hub *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1
 	v1beta1, v1beta2 := old.Spec.Versions[0], hub.Spec.Versions[0]
 	v1beta1.Storage, v1beta2.Storage = false, true
 	v1beta1.Served, v1beta2.Served = true, true
+	// As in Cluster API v1.11+ (+kubebuilder:deprecatedversion): every v1beta1 request draws the
+	// API server's deprecation warning, so a client still on v1beta1 shows in its log.
+	v1beta1.Deprecated = true
 	out.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{v1beta1, v1beta2}
 	path := "/convert"
 	out.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
