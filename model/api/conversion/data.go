@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // takeData reads the conversion data an object served as v1beta1 carries into restored and
@@ -50,14 +51,16 @@ func putData(hub any, meta *metav1.ObjectMeta) error {
 	return nil
 }
 
-// toMap turns a typed object into its JSON map.
+// toMap turns a typed object into its JSON map, whole numbers as int64 as in an unstructured
+// object read from the API server (encoding/json's float64 would read as absent to
+// unstructured's NestedInt64: a generation of 0, no replicas).
 func toMap(obj any) (map[string]any, error) {
 	js, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	var out map[string]any
-	if err := json.Unmarshal(js, &out); err != nil {
+	if err := utiljson.Unmarshal(js, &out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/topoflow/topoflow/deploy/samples"
 	"github.com/topoflow/topoflow/model/validation"
@@ -61,7 +62,7 @@ func withoutData(m map[string]any) map[string]any {
 func plain(t *testing.T, js []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(js, &m))
+	require.NoError(t, utiljson.Unmarshal(js, &m)) // whole numbers as int64, as toMap gives them
 	return m
 }
 
@@ -148,4 +149,22 @@ func TestClusterV1Beta1NeedsReferenceVersions(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.infrastructureRef: no CRD for SimCluster infrastructure.cluster.x-k8s.io")
+}
+
+// TestWholeNumbersAreInt64: converted objects read like objects from the API server: generation
+// and replicas are int64, so unstructured's accessors see them (a float64 reads as absent).
+func TestWholeNumbersAreInt64(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON([]byte(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster",`+
+		`"metadata":{"name":"c","namespace":"ns","generation":4},"spec":{"topology":{"classRef":{"name":"x"},"version":"v1.31.2","controlPlane":{"replicas":3}}}}`)))
+	got, err := ToV1Beta1(u, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, got.GetGeneration())
+	replicas, found, err := unstructured.NestedInt64(got.Object, "spec", "topology", "controlPlane", "replicas")
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.EqualValues(t, 3, replicas)
+	back, _, err := ToV1Beta2(got)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, back.GetGeneration())
 }
