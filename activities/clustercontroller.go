@@ -90,7 +90,18 @@ func v1beta2Field(v *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (
 		out.Workers = &clusterv1.WorkersStatus{}
 	}
 	out.ControlPlane.UpgradePlan, out.Workers.UpgradePlan = planVersions(plan.ControlPlane), planVersions(plan.Workers)
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	if err != nil {
+		return nil, err
+	}
+	// A part with nothing to say is left out: applied as {} it would be stored as null, which the
+	// schema refuses (a Cluster being deleted has no counters and no plan).
+	for _, part := range []string{"controlPlane", "workers"} {
+		if p, ok := m[part].(map[string]any); ok && len(p) == 0 {
+			delete(m, part)
+		}
+	}
+	return m, nil
 }
 
 func planVersions(versions []string) []clusterv1.StatusUpgradePlanVersion {

@@ -31,4 +31,9 @@ func TestV1Beta2Field(t *testing.T) {
 		"workers":      map[string]any{"upgradePlan": []any{map[string]any{"version": "v1.33.0"}}},
 	}, got)
 	assert.Nil(t, v.Workers, "input not modified")
+
+	// Nothing known of either part (a Cluster being deleted): neither is sent, not even as {}.
+	got, err = v1beta2Field(&clusterv1.ClusterV1Beta2Status{}, &status.UpgradePlan{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{}, got)
 }

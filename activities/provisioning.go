@@ -312,8 +312,12 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	if next.ObservedGeneration > 0 {
 		st["observedGeneration"] = next.ObservedGeneration
 	}
-	if st["v1beta2"], err = v1beta2Field(v1beta2, plan); err != nil {
+	v, err := v1beta2Field(v1beta2, plan)
+	if err != nil {
 		return wrote, err
+	}
+	if len(v) > 0 {
+		st["v1beta2"] = v
 	}
 	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
