@@ -80,7 +80,7 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-func packOf(t *testing.T, u *unstructured.Unstructured, keep map[string]bool) *packed {
+func packOf(t testing.TB, u *unstructured.Unstructured, keep map[string]bool) *packed {
 	t.Helper()
 	p, err := pack(u, keep)
 	if err != nil {
@@ -125,6 +125,43 @@ func TestPackKeepsOwnManagers(t *testing.T) {
 	got.SetName("changed")
 	if again, _ := p.unpack(); again.GetName() != "w" {
 		t.Fatal("an unpacked copy shares the cache's")
+	}
+}
+
+// TestRememberPacks: what the worker remembers of its writes is packed as the informers' copies
+// are (own managers' managedFields only), the written object it was given stays as it was, and a
+// read decodes a copy of its own.
+func TestRememberPacks(t *testing.T) {
+	c := NewCache(context.Background(), nil, slog.Default(), "topoflow")
+	u := widget("7")
+	u.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "demo"})
+	u.Object["spec"] = map[string]any{"replicas": int64(3)}
+	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
+		map[string]any{"manager": "topoflow", "operation": "Apply"},
+		map[string]any{"manager": "kubectl", "operation": "Update"},
+	}
+	before := u.DeepCopy()
+	c.Remember(widgets, u)
+	if !equality.Semantic.DeepEqual(u.Object, before.Object) {
+		t.Fatalf("Remember changed the caller's object: %v", u.Object)
+	}
+	got, found := c.newer(widgets, "ns/w", nil)
+	if !found || got.remembered == nil || got.labels()["cluster.x-k8s.io/cluster-name"] != "demo" {
+		t.Fatalf("remembered %+v (found %v)", got, found)
+	}
+	obj, err := got.fresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mfs := obj.GetManagedFields(); len(mfs) != 1 || mfs[0].Manager != "topoflow" {
+		t.Fatalf("kept managers %v", mfs)
+	}
+	if n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); n != 3 {
+		t.Fatalf("spec %v", obj.Object["spec"])
+	}
+	obj.SetName("changed")
+	if again, _ := got.fresh(); again.GetName() != "w" {
+		t.Fatal("a read shares the remembered copy")
 	}
 }
 

@@ -67,6 +67,9 @@ type Client struct {
 	// limiter.
 	rest rest.Interface
 	mu   sync.Mutex
+	// unknownKinds are kinds PreferredVersion found unserved after a discovery refresh, until when
+	// it refreshes for them again.
+	unknownKinds map[schema.GroupKind]time.Time
 	// cache, when set (UseCache), serves reads and lets Apply skip requests that would change
 	// nothing; schemas types objects for that check.
 	cache   *Cache
@@ -173,15 +176,25 @@ func (c *Client) ResourceFor(apiVersion, kind string) (schema.GroupVersionResour
 // PreferredVersion is the version the API server prefers for a group and kind (the newest it
 // serves): what a v1beta2 contract reference, which names no version, becomes in v1beta1.
 // Cluster API reads the provider CRD's contract label instead; for providers that serve the
-// contract's newest version, as they must, the two agree. An unknown kind refreshes discovery once.
+// contract's newest version, as they must, the two agree. An unknown kind refreshes discovery
+// once, and then not again for unservedFor: every pass asks for kinds an API server may not serve
+// (Machines beside no Cluster API core), and a refresh per ask, under the lock every request's
+// mapping takes, queued the whole worker behind discovery (a fleet create of 1,000 Clusters:
+// 5,000 discovery requests and no Cluster provisioned in five minutes).
 func (c *Client) PreferredVersion(group, kind string) (string, error) {
 	gk := schema.GroupKind{Group: group, Kind: kind}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, err := c.mapper.RESTMapping(gk)
-	if meta.IsNoMatchError(err) {
+	if until, known := c.unknownKinds[gk]; meta.IsNoMatchError(err) && (!known || time.Now().After(until)) {
 		c.mapper.Reset()
 		m, err = c.mapper.RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			if c.unknownKinds == nil || len(c.unknownKinds) > 1000 {
+				c.unknownKinds = map[schema.GroupKind]time.Time{}
+			}
+			c.unknownKinds[gk] = time.Now().Add(unservedFor)
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("kind %s in group %s: %w", kind, group, err)
