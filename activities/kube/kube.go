@@ -408,13 +408,13 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 	if c.Sent != nil {
 		c.Sent(obj.DeepCopy(), fieldManager)
 	}
-	return c.apply(ctx, obj, fieldManager, "")
+	return c.apply(ctx, obj, fieldManager, "", false)
 }
 
 // apply server-side applies obj, or its status when subresource is "status", in the version the
 // API server prefers (toWire), skipping what would change nothing; the answer comes back in
-// obj's version.
-func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fieldManager, subresource string) (*unstructured.Unstructured, error) {
+// obj's version. dryRun asks admission only: nothing is skipped, stored or remembered.
+func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fieldManager, subresource string, dryRun bool) (*unstructured.Unstructured, error) {
 	asked := obj.GroupVersionKind().GroupVersion().WithResource("")
 	obj, converted, err := c.toWire(obj)
 	if err != nil {
@@ -429,6 +429,14 @@ func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 			return u, nil
 		}
 		return c.fromWire(asked, u)
+	}
+	if dryRun {
+		out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
+			metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return nil, err
+		}
+		return back(out)
 	}
 	if live := c.unchanged(ctx, gvr, obj, fieldManager, subresource); live != nil {
 		return back(live)
@@ -456,7 +464,7 @@ func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 
 // ApplyStatus server-side applies the status subresource.
 func (c *Client) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
-	return c.apply(ctx, obj, fieldManager, "status")
+	return c.apply(ctx, obj, fieldManager, "status", false)
 }
 
 // IsNotFound reports whether err means the object (or its kind) does not exist.

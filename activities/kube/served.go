@@ -149,21 +149,7 @@ func (c *Client) GetUncached(ctx context.Context, gvr schema.GroupVersionResourc
 // ApplyDryRun asks admission about an apply of obj (server-side, forced, nothing stored), in the
 // version the API server prefers; the answer comes back in obj's version.
 func (c *Client) ApplyDryRun(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
-	asked := obj.GroupVersionKind().GroupVersion().WithResource("")
-	obj, converted, err := c.toWire(obj)
-	if err != nil {
-		return nil, err
-	}
-	gvr, err := c.ResourceFor(obj.GetAPIVersion(), obj.GetKind())
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
-	if err != nil || !converted {
-		return out, err
-	}
-	return c.fromWire(asked, out)
+	return c.apply(ctx, obj, fieldManager, "", true)
 }
 
 // Wire is the resource a watch of gvr goes to (see wire): for the starter's informers.
