@@ -42,11 +42,14 @@ test_started=$SECONDS
 status=0
 go test -tags realcapi -count=1 -timeout 30m -v ./tests/realcapi/... || status=$?
 test_took=$((SECONDS - test_started))
-# Beside Cluster API v1.14 topoflow reads and writes cluster.x-k8s.io as v1beta2 (v1beta1 is
-# deprecated there): no deprecation warning and no dropped field in the worker's or starter's log
-# (of their last start: the takeover test restarts them).
+# Beside Cluster API v1.14 topoflow reads and writes the cluster.x-k8s.io kinds it models as
+# v1beta2 (v1beta1 is deprecated there): no deprecation warning for them and no field of theirs
+# dropped in the worker's or starter's log (of their last start: the takeover test restarts them).
+# Not yet covered: provider templates read in the version the ClusterClass names, and
+# ExtensionConfigs (runtime.cluster.x-k8s.io/v1alpha1).
+kinds="Cluster|ClusterClass|MachineDeployment|MachinePool|MachineHealthCheck|MachineSet|Machine"
 for log in worker starter; do
-  if grep -E "v1beta1 [A-Za-z]+ is deprecated|ignoring fields topoflow does not know" "$STACK_DIR/$log.log"; then
+  if grep -E "cluster\.x-k8s\.io/v1beta1 ($kinds) is deprecated|ignoring fields topoflow does not know.* object=\"($kinds) " "$STACK_DIR/$log.log"; then
     echo "FAIL: the $log read or wrote cluster.x-k8s.io/v1beta1, or dropped fields it read (above)"; status=1
   fi
 done

@@ -277,6 +277,19 @@ type MachineHealthCheckStatus struct {
 	Targets []string `json:"targets,omitempty"`
 	// +optional
 	Conditions Conditions `json:"conditions,omitempty"`
+	// V1Beta2 holds the conditions Cluster API v1.11+ reports in v1beta2 terms on a v1beta1 object.
+	// +optional
+	V1Beta2 *MachineHealthCheckV1Beta2Status `json:"v1beta2,omitempty"`
+}
+
+// MachineHealthCheckV1Beta2Status is a MachineHealthCheck's status.v1beta2 (status.conditions in
+// v1beta2).
+type MachineHealthCheckV1Beta2Status struct {
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // MachineHealthCheck remediates unhealthy Machines.
