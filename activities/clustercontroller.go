@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,10 +45,7 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 	if f.ControlPlane, err = a.referenced(ctx, cluster, cluster.Spec.ControlPlaneRef); err != nil {
 		return nil, err
 	}
-	if f.MachineDeployments, err = a.listIfServed(ctx, kube.MachineDeployments, cluster, ""); err != nil {
-		return nil, err
-	}
-	if f.MachinePools, err = a.listIfServed(ctx, kube.MachinePools, cluster, ""); err != nil {
+	if f.MachineDeployments, f.MachinePools, err = a.poolsOf(ctx, cluster); err != nil {
 		return nil, err
 	}
 	if cluster.Spec.AvailabilityGates == nil && cluster.Spec.Topology != nil {
@@ -64,6 +63,22 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 	return status.ClusterV1Beta2(f, time.Now()), nil
 }
 
+// poolsOf lists a Cluster's MachineDeployments and MachinePools (any that carry its cluster-name
+// label, as Cluster API's Cluster controller counts them), each sorted by name: what the v1beta2
+// counters are computed from, and what their digest (countersDigest) covers, read one way.
+func (a *Activities) poolsOf(ctx context.Context, cluster *clusterv1.Cluster) (mds, mps []unstructured.Unstructured, err error) {
+	byName := func(x, y unstructured.Unstructured) int { return strings.Compare(x.GetName(), y.GetName()) }
+	if mds, err = a.listIfServed(ctx, kube.MachineDeployments, cluster, ""); err != nil {
+		return nil, nil, err
+	}
+	if mps, err = a.listIfServed(ctx, kube.MachinePools, cluster, ""); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(mds, byName) // the cache lists in no fixed order
+	slices.SortFunc(mps, byName)
+	return mds, mps, nil
+}
+
 // referenced reads the object a Cluster references (nil when it has no reference or the object is not there).
 func (a *Activities) referenced(ctx context.Context, cluster *clusterv1.Cluster, ref *corev1.ObjectReference) (*unstructured.Unstructured, error) {
 	if ref == nil {
@@ -79,37 +94,34 @@ func (a *Activities) referenced(ctx context.Context, cluster *clusterv1.Cluster,
 	return obj, nil
 }
 
-// v1beta2Field is the status.v1beta2 of a v1beta1 Cluster to apply: the role's conditions and
-// counters, with the topology role's upgrade plans.
+// v1beta2Field is the status.v1beta2 of a v1beta1 Cluster to apply: conditions and counters, with
+// the topology role's upgrade plans (status.PlanField). A part with nothing to say is left out:
+// applied as {} it would be stored as null, which the schema refuses (a Cluster being deleted has
+// no counters and no plan), and leaving it out removes what topoflow wrote there before.
 func v1beta2Field(v *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (map[string]any, error) {
-	out := v.DeepCopy()
-	if out.ControlPlane == nil {
-		out.ControlPlane = &clusterv1.ClusterControlPlaneStatus{}
-	}
-	if out.Workers == nil {
-		out.Workers = &clusterv1.WorkersStatus{}
-	}
-	out.ControlPlane.UpgradePlan, out.Workers.UpgradePlan = planVersions(plan.ControlPlane), planVersions(plan.Workers)
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 	if err != nil {
 		return nil, err
 	}
-	// A part with nothing to say is left out: applied as {} it would be stored as null, which the
-	// schema refuses (a Cluster being deleted has no counters and no plan).
-	for _, part := range []string{"controlPlane", "workers"} {
-		if p, ok := m[part].(map[string]any); ok && len(p) == 0 {
-			delete(m, part)
+	for _, part := range []struct {
+		field string
+		plan  []string
+	}{{"controlPlane", plan.ControlPlane}, {"workers", plan.Workers}} {
+		p, _ := m[part.field].(map[string]any)
+		if p == nil {
+			p = map[string]any{}
+		}
+		delete(p, "upgradePlan")
+		if f := status.PlanField(part.plan); f != nil {
+			p["upgradePlan"] = f
+		}
+		if len(p) == 0 {
+			delete(m, part.field)
+		} else {
+			m[part.field] = p
 		}
 	}
 	return m, nil
-}
-
-func planVersions(versions []string) []clusterv1.StatusUpgradePlanVersion {
-	var out []clusterv1.StatusUpgradePlanVersion
-	for _, v := range versions {
-		out = append(out, clusterv1.StatusUpgradePlanVersion{Version: v})
-	}
-	return out
 }
 
 // servedVersion is the apiVersion the API server serves a cluster.x-k8s.io kind in (its

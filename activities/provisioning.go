@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/activities/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -150,25 +148,19 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	return p, nil
 }
 
-// countersDigest reads the Cluster's MachineDeployments and MachinePools (from the cache, as
-// clusterV1Beta2 does) and digests, with the control plane, what the v1beta2 counters and the
-// conditions taken from them are computed from (replicaFacts).
+// countersDigest digests, for the control plane and the Cluster's pools (poolsOf, as
+// clusterV1Beta2 reads them), what the v1beta2 counters and the conditions taken from them are
+// computed from (replicaFacts).
 func (a *Activities) countersDigest(ctx context.Context, cluster *clusterv1.Cluster, cp *unstructured.Unstructured) (string, error) {
-	objs := []*unstructured.Unstructured{cp}
-	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools} {
-		pools, err := a.listIfServed(ctx, gvr, cluster, "")
-		if err != nil {
-			return "", err
-		}
-		// The cache lists in no fixed order; the digest must not depend on it.
-		slices.SortFunc(pools, func(x, y unstructured.Unstructured) int { return strings.Compare(x.GetName(), y.GetName()) })
-		for i := range pools {
-			objs = append(objs, &pools[i])
-		}
+	mds, mps, err := a.poolsOf(ctx, cluster)
+	if err != nil {
+		return "", err
 	}
-	facts := make([]any, 0, len(objs))
-	for _, o := range objs {
-		facts = append(facts, replicaFacts(o))
+	facts := []any{replicaFacts(cp)}
+	for _, pools := range [][]unstructured.Unstructured{mds, mps} {
+		for i := range pools {
+			facts = append(facts, replicaFacts(&pools[i]))
+		}
 	}
 	b, err := json.Marshal(facts)
 	if err != nil {
@@ -344,11 +336,10 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 		current.ObservedGeneration == next.ObservedGeneration && samePlan) {
 		return false, nil
 	}
-	// message is always sent (metav1.Condition requires it): an empty one clears the last.
-	cond := map[string]any{"type": next.Type, "status": string(next.Status), "reason": next.Reason, "message": next.Message,
-		"lastTransitionTime": next.LastTransitionTime.UTC().Format(time.RFC3339), "observedGeneration": next.ObservedGeneration}
-	v1beta2 := map[string]any{"conditions": []any{cond}}
-	addPlan(v1beta2, plan)
+	v1beta2, err := v1beta2Field(&clusterv1.ClusterV1Beta2Status{Conditions: []metav1.Condition{*next}}, plan)
+	if err != nil {
+		return false, err
+	}
 	obj := clusterShell(cluster)
 	obj.Object["status"] = map[string]any{"v1beta2": v1beta2}
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
@@ -375,18 +366,6 @@ func currentPlan(cluster *clusterv1.Cluster) *status.UpgradePlan {
 		}
 	}
 	return p
-}
-
-// addPlan puts the upgrade plan into a v1beta2 status, saying whether it added anything (an
-// empty plan is left out: the apply then removes what topoflow wrote before).
-func addPlan(v1beta2 map[string]any, plan *status.UpgradePlan) bool {
-	if f := status.PlanField(plan.ControlPlane); f != nil {
-		v1beta2["controlPlane"] = map[string]any{"upgradePlan": f}
-	}
-	if f := status.PlanField(plan.Workers); f != nil {
-		v1beta2["workers"] = map[string]any{"upgradePlan": f}
-	}
-	return len(v1beta2) > 0
 }
 
 func clusterShell(c *clusterv1.Cluster) *unstructured.Unstructured {
