@@ -105,7 +105,6 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 	if err != nil {
 		return nil, err
 	}
-	var problems []string
 	defaultNamespace(class, cluster)
 	if err := validation.DefaultCluster(cluster); err != nil {
 		return nil, fmt.Errorf("plan input: %w", err)
@@ -125,13 +124,39 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 			Templates:          map[string]*unstructured.Unstructured{},
 		},
 	}}
+	if err := in.sort(rest); err != nil {
+		return nil, err
+	}
+	if cluster.Spec.Topology != nil && (cluster.Spec.Topology.Class != class.Name || cluster.ClassNamespace() != class.Namespace) {
+		return nil, fmt.Errorf("plan input: Cluster %s/%s: spec.topology.class names ClusterClass %s/%s, but the file holds ClusterClass %s/%s",
+			cluster.Namespace, cluster.Name, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class.Namespace, class.Name)
+	}
+	if cluster.Spec.ControlPlaneRef != nil || cluster.Spec.InfrastructureRef != nil {
+		in.Old = cluster.DeepCopy()
+		if cp := in.Desired.Current.ControlPlane; cp != nil && cluster.Spec.Topology != nil {
+			if v, _, _ := contract.String(cp, contract.ControlPlaneVersion); v != "" {
+				in.Old.Spec.Topology.Version = v
+			}
+		}
+	}
+	return in, nil
+}
+
+// sort files the documents other than the class and the Cluster: the class's templates, the
+// Cluster's current objects, its Machines and the workload cluster's Nodes (which decide whether
+// pools upgrade, as Cluster API reads a management cluster, where Machines are served: a
+// MachineDeployment is upgrading only while one of the file's Machines says so). Errors name every
+// problem found.
+func (in *Input) sort(docs []*unstructured.Unstructured) error {
+	cluster := in.Desired.Cluster
 	wanted := map[string]bool{}
-	for _, tr := range desired.TemplateRefs(class) {
+	for _, tr := range desired.TemplateRefs(in.Desired.Class) {
 		wanted[desired.RefKey(tr.Ref)] = true
 	}
+	var problems []string
 	var machines []unstructured.Unstructured
 	nodes := map[string]*unstructured.Unstructured{}
-	for _, o := range rest {
+	for _, o := range docs {
 		if o.GetAPIVersion() == "v1" && o.GetKind() == "Node" {
 			nodes[o.GetName()] = o // the workload cluster's, for MachinePools' nodeRefs
 			continue
@@ -154,28 +179,15 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 			}
 		}
 	}
-	// Planned as Cluster API reads a management cluster, where Machines are served: a
-	// MachineDeployment is upgrading only while one of the file's Machines says so.
 	in.Desired.Current.MachineVersions = upgrade.MachineVersionsOf(machines)
+	var err error
 	if in.Desired.Current.NodeVersions, err = nodeVersions(in.Desired.Current.MachinePools, nodes); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+		return fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
-	if cluster.Spec.Topology != nil && (cluster.Spec.Topology.Class != class.Name || cluster.ClassNamespace() != class.Namespace) {
-		return nil, fmt.Errorf("plan input: Cluster %s/%s: spec.topology.class names ClusterClass %s/%s, but the file holds ClusterClass %s/%s",
-			cluster.Namespace, cluster.Name, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class.Namespace, class.Name)
-	}
-	if cluster.Spec.ControlPlaneRef != nil || cluster.Spec.InfrastructureRef != nil {
-		in.Old = cluster.DeepCopy()
-		if cp := in.Desired.Current.ControlPlane; cp != nil && cluster.Spec.Topology != nil {
-			if v, _, _ := contract.String(cp, contract.ControlPlaneVersion); v != "" {
-				in.Old.Spec.Topology.Version = v
-			}
-		}
-	}
-	return in, nil
+	return nil
 }
 
 // nodeVersions are the kubelet versions of the Nodes the MachinePools' status.nodeRefs name, from
