@@ -101,25 +101,20 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	}
 
 	cpRef := cluster.Spec.ControlPlaneRef
-	var cp *unstructured.Unstructured
-	if cpRef != nil {
-		cp, err = a.Kube.GetRef(ctx, cpRef, cluster.Namespace)
-		switch {
-		case kube.IsNotFound(err):
-			cp = nil
-		case err != nil:
-			return nil, fmt.Errorf("reading %s %s: %w", cpRef.Kind, cpRef.Name, err)
-		default:
-			st, err := contract.ReadControlPlane(cp)
-			if err != nil {
-				return nil, invalid(err)
-			}
-			p.ControlPlaneInitialized = st.Initialized
-			p.ControlPlaneReady = st.Ready
-			p.ControlPlaneVersion = st.Version
-			if p.Failure == "" {
-				p.Failure = st.FailureMessage
-			}
+	cp, err := a.referenced(ctx, cluster, cpRef)
+	if err != nil {
+		return nil, err
+	}
+	if cp != nil {
+		st, err := contract.ReadControlPlane(cp)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		p.ControlPlaneInitialized = st.Initialized
+		p.ControlPlaneReady = st.Ready
+		p.ControlPlaneVersion = st.Version
+		if p.Failure == "" {
+			p.Failure = st.FailureMessage
 		}
 	}
 	p.RefsSet = cpRef != nil && (hasInfra || !in.HasInfrastructure)
@@ -280,37 +275,11 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	if reflect.DeepEqual(next, &cluster.Status) && samePlan && status.SameV1Beta2(cluster.Status.V1Beta2, v1beta2) {
 		return wrote, nil
 	}
-	obj := clusterShell(cluster)
-	conds := make([]any, 0, len(next.Conditions))
-	for _, c := range next.Conditions {
-		m := map[string]any{"type": string(c.Type), "status": string(c.Status), "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
-		if c.Severity != "" {
-			m["severity"] = string(c.Severity)
-		}
-		if c.Reason != "" {
-			m["reason"] = c.Reason
-		}
-		if c.Message != "" {
-			m["message"] = c.Message
-		}
-		conds = append(conds, m)
-	}
-	st := map[string]any{
-		"phase":               next.Phase,
-		"infrastructureReady": next.InfrastructureReady,
-		"controlPlaneReady":   next.ControlPlaneReady,
-		"conditions":          conds,
-	}
-	if next.ObservedGeneration > 0 {
-		st["observedGeneration"] = next.ObservedGeneration
-	}
-	v, err := v1beta2Field(v1beta2, plan)
+	st, err := roleStatus(next, v1beta2, plan)
 	if err != nil {
 		return wrote, err
 	}
-	if len(v) > 0 {
-		st["v1beta2"] = v
-	}
+	obj := clusterShell(cluster)
 	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return wrote, err
@@ -346,6 +315,42 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 		return false, err
 	}
 	return true, nil
+}
+
+// roleStatus is the status the Cluster controller role applies: phase, readiness, its v1beta1
+// conditions and observed generation, and status.v1beta2 (v1beta2Field).
+func roleStatus(next *clusterv1.ClusterStatus, v1beta2 *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (map[string]any, error) {
+	conds := make([]any, 0, len(next.Conditions))
+	for _, c := range next.Conditions {
+		m := map[string]any{"type": string(c.Type), "status": string(c.Status), "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
+		if c.Severity != "" {
+			m["severity"] = string(c.Severity)
+		}
+		if c.Reason != "" {
+			m["reason"] = c.Reason
+		}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		conds = append(conds, m)
+	}
+	st := map[string]any{
+		"phase":               next.Phase,
+		"infrastructureReady": next.InfrastructureReady,
+		"controlPlaneReady":   next.ControlPlaneReady,
+		"conditions":          conds,
+	}
+	if next.ObservedGeneration > 0 {
+		st["observedGeneration"] = next.ObservedGeneration
+	}
+	v, err := v1beta2Field(v1beta2, plan)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) > 0 {
+		st["v1beta2"] = v
+	}
+	return st, nil
 }
 
 // currentPlan is the upgrade plan the Cluster's status holds.
