@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,33 +34,25 @@ var (
 
 // wire is the resource a request for gvr goes to: the v1beta2 one for a modelled v1beta1
 // resource the API server prefers in v1beta2, else gvr. What discovery said is kept for the
-// process; a kind it does not know (Machines where no Cluster API runs) is asked about again after
-// unservedFor, not on every request (each question refreshes discovery: requests of their own).
+// process; a kind it does not know (Machines where no Cluster API runs) is asked about again, and
+// PreferredVersion keeps that cheap (it refreshes discovery at most once per unservedFor).
 func (c *Client) wire(gvr schema.GroupVersionResource) schema.GroupVersionResource {
 	kind, ok := modelled[gvr.Resource]
 	if !ok || gvr.GroupVersion() != v1beta1 {
 		return gvr
 	}
 	if v, ok := c.served.Load(gvr.Resource); ok {
-		if s := v.(servedVersion); s.until.IsZero() || time.Now().Before(s.until) {
-			return gvr.GroupResource().WithVersion(s.version)
-		}
+		return gvr.GroupResource().WithVersion(v.(string))
 	}
-	s := servedVersion{version: gvr.Version}
-	switch v, err := c.PreferredVersion(gvr.Group, kind); {
-	case err != nil:
-		s.until = time.Now().Add(unservedFor)
-	case v == v1beta2.Version:
-		s.version = v
+	v, err := c.PreferredVersion(gvr.Group, kind)
+	if err != nil {
+		return gvr
 	}
-	c.served.Store(gvr.Resource, s)
-	return gvr.GroupResource().WithVersion(s.version)
-}
-
-// servedVersion is what wire found for a resource; until, when set, is when to ask again.
-type servedVersion struct {
-	version string
-	until   time.Time
+	if v != v1beta2.Version {
+		v = gvr.Version
+	}
+	c.served.Store(gvr.Resource, v)
+	return gvr.GroupResource().WithVersion(v)
 }
 
 // fromWire turns an object the API server sent as v1beta2 into the v1beta1 object topoflow

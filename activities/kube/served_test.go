@@ -13,7 +13,7 @@ import (
 func servedAs(version string) *Client {
 	c := &Client{}
 	for r := range modelled {
-		c.served.Store(r, servedVersion{version: version})
+		c.served.Store(r, version)
 	}
 	return c
 }
