@@ -15,18 +15,7 @@ func settledAt31(t *testing.T, version string, mpNodes []string, extra ...map[st
 	t.Helper()
 	first, err := Compute(mustInput(t, sampleObjects(t), 7))
 	require.NoError(t, err)
-	objs := sampleObjects(t)
-	for _, o := range objs {
-		if o.GetKind() == "Cluster" {
-			require.NoError(t, unstructured.SetNestedField(o.Object, version, "spec", "topology", "version"))
-			require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
-		}
-	}
-	for _, o := range first.Objects {
-		if o.GetKind() == "Cluster" {
-			continue
-		}
-		cur := o.DeepCopy()
+	objs := running(t, first, version, func(cur *unstructured.Unstructured) {
 		switch cur.GetKind() {
 		case "SimControlPlane":
 			require.NoError(t, unstructured.SetNestedMap(cur.Object, map[string]any{"version": "v1.31.2", "initialized": true}, "status"))
@@ -40,8 +29,7 @@ func settledAt31(t *testing.T, version string, mpNodes []string, extra ...map[st
 			n, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas")
 			require.NoError(t, unstructured.SetNestedMap(cur.Object, map[string]any{"readyReplicas": n, "nodeRefs": refs}, "status"))
 		}
-		objs = append(objs, cur)
-	}
+	})
 	for _, m := range extra {
 		objs = append(objs, &unstructured.Unstructured{Object: m})
 	}
@@ -51,6 +39,31 @@ func settledAt31(t *testing.T, version string, mpNodes []string, extra ...map[st
 	}
 	_, err = Compute(in)
 	return err
+}
+
+// running is the sample plan file as if first had been applied: the Cluster asks for version and
+// references first's control plane, and first's objects (each passed through editCurrent) are its
+// current objects.
+func running(t *testing.T, first *Result, version string, editCurrent func(cur *unstructured.Unstructured)) []*unstructured.Unstructured {
+	t.Helper()
+	objs := sampleObjects(t)
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, version, "spec", "topology", "version"))
+			require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
+		}
+	}
+	for _, o := range first.Objects {
+		if o.GetKind() == "Cluster" {
+			continue
+		}
+		cur := o.DeepCopy()
+		if editCurrent != nil {
+			editCurrent(cur)
+		}
+		objs = append(objs, cur)
+	}
+	return objs
 }
 
 func machineOf(md, version, kubelet string) map[string]any {

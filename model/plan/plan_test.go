@@ -199,18 +199,7 @@ func TestPlanUpdateUsesWhatRuns(t *testing.T) {
 	first, err := Compute(mustInput(t, sampleObjects(t), 7))
 	require.NoError(t, err)
 	planWith := func(version string, editCurrent func(o *unstructured.Unstructured)) error {
-		objs := sampleObjects(t)
-		for _, o := range objs {
-			if o.GetKind() == "Cluster" {
-				require.NoError(t, unstructured.SetNestedField(o.Object, version, "spec", "topology", "version"))
-				require.NoError(t, unstructured.SetNestedMap(o.Object, map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "SimControlPlane", "name": first.Objects[2].GetName()}, "spec", "controlPlaneRef"))
-			}
-		}
-		for _, o := range first.Objects {
-			if o.GetKind() == "Cluster" {
-				continue
-			}
-			cur := o.DeepCopy()
+		objs := running(t, first, version, func(cur *unstructured.Unstructured) {
 			if cur.GetKind() == "SimControlPlane" {
 				require.NoError(t, unstructured.SetNestedField(cur.Object, "v1.31.2", "status", "version"))
 			}
@@ -225,8 +214,7 @@ func TestPlanUpdateUsesWhatRuns(t *testing.T) {
 			if editCurrent != nil {
 				editCurrent(cur)
 			}
-			objs = append(objs, cur)
-		}
+		})
 		in, err := FromObjects(objs, 7)
 		require.NoError(t, err)
 		_, err = Compute(in)
