@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
+	"github.com/topoflow/topoflow/internal/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/rollout"

@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/plan"

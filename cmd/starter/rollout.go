@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
+	"github.com/topoflow/topoflow/internal/kube"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/workflows"

@@ -18,11 +18,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/internal/buildinfo"
 	"github.com/topoflow/topoflow/cmd/internal/setup"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/workflows"
 )
 

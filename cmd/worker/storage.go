@@ -7,8 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/admission"
+	"github.com/topoflow/topoflow/internal/kube"
 )
 
 // storageMigrations are the CRDs whose storage version the worker keeps migrated: ClusterClasses

@@ -13,8 +13,8 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/admission"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/selfsigned"
 	"github.com/topoflow/topoflow/model/validation"
 )

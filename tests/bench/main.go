@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/internal/kube"
 )
 
 type options struct {

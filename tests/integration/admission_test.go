@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/internal/admission"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/selfsigned"
 	"github.com/topoflow/topoflow/model/validation"
 )

@@ -19,7 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/rollout"

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/decode"

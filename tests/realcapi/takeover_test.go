@@ -23,9 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/tests/stacktest"
 	"github.com/topoflow/topoflow/workflows"

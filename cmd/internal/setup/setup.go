@@ -14,8 +14,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/topoflow/topoflow/activities/kube"
 	"github.com/topoflow/topoflow/activities/temporalx"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
 )
 

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/rollout"

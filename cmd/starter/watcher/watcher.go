@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"

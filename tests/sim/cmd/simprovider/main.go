@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/topoflow/topoflow/activities/kube"
+	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 )
 
