@@ -13,9 +13,15 @@ if ! cached_tool controller-gen "$CONTROLLER_GEN_VERSION"; then
   cached_tool controller-gen "$CONTROLLER_GEN_VERSION"
 fi
 
+# The generated Go files: deepcopy of model/api (the v1beta1 types, the v1beta2 hub and the
+# others) and of the simulated providers' types.
+generated_go() { find model/api tests/sim/api -name 'zz_generated.*.go' | sort; }
+
 gen() {
   local out="$1"
   "$cg" object paths=./model/api/...
+  # model/api/v1beta2, the model's hub, gets deepcopy only: its package is marked
+  # +kubebuilder:skip, so no CRD comes from it (the v1beta2 CRDs come from Cluster API's module).
   "$cg" crd:allowDangerousTypes=false paths=./model/api/... output:crd:dir="$out"
   # The simulated providers' CRDs live with their types under tests/.
   "$cg" object paths=./tests/sim/api/...
@@ -39,12 +45,17 @@ if [[ "${1:-}" == "--check" ]]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/crds/sim"
+  # The Go files are generated in place: keep the tree's copies to compare with (the tree's, not
+  # the last commit's, so a new package can be checked before it is committed).
+  snapshot() { generated_go | while read -r f; do mkdir -p "$1/$(dirname "$f")" && cp "$f" "$1/$f"; done; }
+  snapshot "$tmp/go-before"
   gen "$tmp/crds"
+  snapshot "$tmp/go-after"
   if ! diff -r "$tmp/crds" deploy/crds >/dev/null || ! diff -r "$tmp/crds-v1beta2" deploy/crds-v1beta2 >/dev/null ||
-    [[ -n "$(git status --porcelain -- model/api tests/sim/api)" ]]; then
+    ! diff -r "$tmp/go-before" "$tmp/go-after" >/dev/null; then
     diff -r "$tmp/crds" deploy/crds || true
     diff -r "$tmp/crds-v1beta2" deploy/crds-v1beta2 || true
-    git status --porcelain -- model/api tests/sim/api
+    diff -r "$tmp/go-before" "$tmp/go-after" || true
     echo "generated files are stale: run deploy/generate.sh and commit the result" >&2
     exit 1
   fi
