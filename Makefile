@@ -1,5 +1,5 @@
 # topoflow: the two commands a newcomer needs are `make up` and `make test`.
-.PHONY: up down purge test test-capi soak bench bench-capi generate build
+.PHONY: up down purge test docs-check test-capi soak bench bench-capi generate build
 
 up: ## bring up etcd, kube-apiserver, Temporal; run topoflow with a sample Cluster
 	./deploy/stack/run.sh
@@ -12,6 +12,9 @@ purge: ## stop everything and delete local state
 
 test: ## all tests: checks, unit tests, integration tests on a real stack
 	./tests/run.sh
+
+docs-check: ## the docs check: links and anchors, make targets, starter subcommands and flags, paths (also in make test)
+	go test -count=1 ./tests/docs/
 
 test-capi: ## topoflow beside real Cluster API v1.14.2 controllers (own stack; builds them once, ~25 min)
 	./tests/capi.sh

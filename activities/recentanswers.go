@@ -12,7 +12,8 @@ import (
 // retry of the same activity (same workflow run and activity ID: the attempt whose completion
 // never reached Temporal, say during a Temporal outage) returns the answer already received
 // instead of calling the extension again. It narrows Cluster API's at-least-once window to a
-// worker that dies after the extension answered; see the README's "What an extension can rely on".
+// worker that dies after the extension answered; see docs/extensions.md, "What an extension can
+// rely on".
 // (Not the hook ledger, model/upgrade.Ledger: that is what the workflow records of the answers.)
 type recentAnswers struct {
 	cache *cache.LRUExpireCache

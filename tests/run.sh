@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: generated-file and format checks, unit tests (with -race), then the
+# Runs every test: generated-file, format and docs checks, unit tests (with -race), then the
 # integration suite against a real kube-apiserver + etcd and a real Temporal server, brought up
 # by the project's own stack scripts as a separate "test" stack (its own ports and state), a
 # short fault soak, topoflow on v1beta2 storage (tests/v1beta2.sh), and topoflow beside real
@@ -20,6 +20,9 @@ go vet -tags integration ./tests/...
 go vet -tags realcapi ./tests/realcapi/...
 go vet -tags v1beta2 ./tests/v1beta2/...
 (cd tests/realcapi/sdkextension && go vet ./...)
+
+echo "== docs (links and anchors, make targets, starter subcommands and flags, paths)"
+go test -count=1 ./tests/docs/
 
 echo "== docker-compose.yaml (parsed and validated; this machine kind runs no container engine)"
 source deploy/stack/lib.sh

@@ -9,7 +9,7 @@ package workflows
 //
 //   - Before a release, change the workflows freely, and record fresh histories for
 //     TestReplayRecordedHistories (testdata/histories) in the same change. A stack that still runs
-//     workflows from before needs `make purge` (the README says so).
+//     workflows from before needs `make purge` (docs/running.md says so).
 //   - After a release, a change that alters the commands a workflow issues (activities, timers,
 //     child workflows, signals, markers) is guarded with workflow.GetVersion(ctx, "<change>",
 //     workflow.DefaultVersion, 1), listed below with the date it was released, and histories

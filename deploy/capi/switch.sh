@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hands the topology of every Cluster on the real-providers stack (deploy/capi/up.sh) from Cluster
-# API's own topology controller to topoflow, or back; the runbook in the README, as a script.
+# API's own topology controller to topoflow, or back; the runbook of docs/takeover.md, as a script.
 # Only Cluster API core restarts: the providers keep running (the in-memory backend's machines
 # live in its process).
 #

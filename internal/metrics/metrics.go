@@ -34,7 +34,7 @@ func counter(name, help string, labels ...string) *prometheus.CounterVec {
 	return c
 }
 
-// topoflow's metrics. The README's metrics table lists them.
+// topoflow's metrics. The metrics table of docs/operations.md lists them.
 var (
 	// Watch events the starter received, by kind of object, and those folded into an event
 	// already queued for the same Cluster.
