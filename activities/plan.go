@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/plan"
 )
@@ -31,7 +32,13 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 		}
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}
-	in := &plan.Input{Desired: l.input, Old: l.cluster, Unhandled: a.skipHooks(ctx, ref.Namespace)}
+	return a.planInput(ctx, l, l.cluster)
+}
+
+// planInput is the plan input of a loaded Cluster, with old as the Cluster stored (the update
+// rules' old object): its current topology objects added.
+func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cluster) (*plan.Input, error) {
+	in := &plan.Input{Desired: l.input, Old: old, Unhandled: a.skipHooks(ctx, l.cluster.Namespace)}
 	seen := map[string]bool{}
 	add := func(u *unstructured.Unstructured) {
 		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {

@@ -277,18 +277,28 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 	if skip := skipOf(cluster); skip != nil {
 		return nil, skip, nil
 	}
-	class, err := a.readClass(ctx, cluster)
-	if err != nil {
-		return nil, nil, err
+	l, err := a.loadFor(ctx, cluster, nil, nil)
+	return l, nil, err
+}
+
+// loadFor reads what a computation for the Cluster needs besides the Cluster: its class (class
+// when given: a fleet plan of an edited class, else the one it names), the class's templates
+// (those of given first, keyed by RefKey) and its current topology objects.
+func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (*loaded, error) {
+	var err error
+	if class == nil {
+		if class, err = a.readClass(ctx, cluster); err != nil {
+			return nil, err
+		}
 	}
-	templates, err := a.readClassTemplates(ctx, class)
+	templates, err := a.readClassTemplates(ctx, class, given)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}}
 	current, err := a.readCurrent(ctx, l)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	l.input = desired.Input{
 		Cluster:   cluster,
@@ -302,7 +312,7 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 		WorkloadAPIVersion: a.servedVersion("MachineDeployment"),
 	}
 	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
-	return l, nil, nil
+	return l, nil
 }
 
 // skipOf says why a Cluster is not computed: deleting, not managed by a class, or paused (nil: it is).
@@ -345,14 +355,18 @@ func (a *Activities) readClass(ctx context.Context, cluster *clusterv1.Cluster) 
 	return class, nil
 }
 
-// readClassTemplates reads every template the class references, keyed by RefKey; absent ones are
-// reported together.
-func (a *Activities) readClassTemplates(ctx context.Context, class *clusterv1.ClusterClass) (map[string]*unstructured.Unstructured, error) {
+// readClassTemplates reads every template the class references, keyed by RefKey (those of given,
+// when given, are not read); absent ones are reported together.
+func (a *Activities) readClassTemplates(ctx context.Context, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (map[string]*unstructured.Unstructured, error) {
 	templates := map[string]*unstructured.Unstructured{}
 	var absent []string
 	for _, tr := range desired.TemplateRefs(class) {
 		key := desired.RefKey(tr.Ref)
 		if _, seen := templates[key]; seen {
+			continue
+		}
+		if t, ok := given[key]; ok {
+			templates[key] = t
 			continue
 		}
 		obj, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)

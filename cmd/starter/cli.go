@@ -98,21 +98,31 @@ func newRunCmd() *cobra.Command {
 
 func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f setup.Flags
-	var file, output, cluster, apiVersion, clusterAPI string
+	var file, output, cluster, class, apiVersion, clusterAPI string
 	var seed uint64
 	cmd := &cobra.Command{
-		Use:   "plan (-f FILE | --cluster NAMESPACE/NAME)",
-		Short: "print the objects topoflow would apply for a Cluster, and what would change (read only)",
+		Use:   "plan (-f FILE | --cluster NAMESPACE/NAME | --class FILE)",
+		Short: "print the objects topoflow would apply for a Cluster, and what would change; or what an edited ClusterClass would do to every Cluster using it (read only)",
 		Example: "  starter plan -f cluster-and-class.yaml --seed 3\n" +
 			"  starter plan -f cluster-and-class.yaml --api-version v1beta1 --cluster-api v1.10\n" +
-			"  starter plan --cluster default/demo -o json",
+			"  starter plan --cluster default/demo -o json\n" +
+			"  starter plan --class quick-start-edited.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if class != "" {
+				if file != "" || cluster != "" || cmd.Flags().Changed("api-version") || cmd.Flags().Changed("cluster-api") || cmd.Flags().Changed("seed") {
+					return errClassFlags
+				}
+				if !cmd.Flags().Changed("output") {
+					output = "text"
+				}
+				return runClassPlan(class, output, &f, stdout)
+			}
 			if output != "yaml" && output != "json" {
 				return fmt.Errorf("-o: unknown output format %q (yaml or json)", output)
 			}
 			if (file == "") == (cluster == "") {
-				return errors.New("give exactly one of -f or --cluster")
+				return errors.New("give exactly one of -f, --cluster or --class")
 			}
 			if apiVersion != "" && apiVersion != plan.V1Beta2 && apiVersion != plan.V1Beta1 {
 				return fmt.Errorf("--api-version: want %s or %s, got %q", plan.V1Beta2, plan.V1Beta1, apiVersion)
@@ -151,6 +161,7 @@ func newPlanCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for the random part of new object names (reproducible plans); default: derived from the Cluster")
 	cmd.Flags().StringVar(&cluster, "cluster", "", "plan an existing Cluster NAMESPACE/NAME on the API server instead of a file (read only), with the hook ledger of its workflow")
+	cmd.Flags().StringVar(&class, "class", "", "an edited ClusterClass (v1beta1 or v1beta2; optionally with templates it references): plan it for every Cluster of the API server that uses the class (same namespace and name), as if the edit were applied (read only); -o text (default) or json")
 	cmd.Flags().StringVar(&apiVersion, "api-version", "", "cluster.x-k8s.io version the plan is printed in: v1beta2, or v1beta1 (what a v1beta1 client sees); default: the version the management cluster serves (v1beta2 from Cluster API v1.11)")
 	cmd.Flags().StringVar(&clusterAPI, "cluster-api", "v1.14", "with -f: the Cluster API version of the management cluster to plan for (before v1.11 owner references and MachineDeployments are v1beta1)")
 	goFlags(cmd, f.Register)

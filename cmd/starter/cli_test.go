@@ -38,7 +38,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"version", "--help"}, 0, "version"},
 		{[]string{"version"}, 0, "topoflow "},
 		{[]string{"nonsense"}, 1, `starter: unknown command "nonsense"`},
-		{[]string{"plan"}, 1, "starter: give exactly one of -f or --cluster"},
+		{[]string{"plan"}, 1, "starter: give exactly one of -f, --cluster or --class"},
 		{[]string{"plan", "-f", "x", "-o", "xml"}, 1, `unknown output format "xml"`},
 		{[]string{"status", "a/b", "c/d"}, 1, "accepts at most 1 arg(s), received 2"},
 		{[]string{"status", "a/b", "-n", "x"}, 1, "--namespace lists Clusters: give it or NAMESPACE/NAME, not both"},

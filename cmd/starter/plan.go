@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/activities"
@@ -85,6 +86,16 @@ func planInputFromCluster(key string, f *setup.Flags, stderr io.Writer) (*plan.I
 
 // workflowLedger is the hook ledger of a Cluster's workflow, or of the upgrade it waits for.
 func workflowLedger(ctx context.Context, f *setup.Flags, ns, name string) (*upgrade.Ledger, error) {
+	tc, err := dialTemporal(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	defer tc.Close()
+	return ledgerOf(ctx, tc, ns, name)
+}
+
+// dialTemporal connects to Temporal for queries, giving up after 10 seconds.
+func dialTemporal(ctx context.Context, f *setup.Flags) (client.Client, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	co, err := temporalx.Options{Address: f.TemporalAddress, Namespace: f.TemporalNamespace}.ClientOptions(log)
 	if err != nil {
@@ -96,7 +107,11 @@ func workflowLedger(ctx context.Context, f *setup.Flags, ns, name string) (*upgr
 	if err != nil {
 		return nil, fmt.Errorf("Temporal at %s: %w", co.HostPort, err)
 	}
-	defer tc.Close()
+	return tc, nil
+}
+
+// ledgerOf is the hook ledger of a Cluster's workflow, or of the upgrade it waits for.
+func ledgerOf(ctx context.Context, tc client.Client, ns, name string) (*upgrade.Ledger, error) {
 	st, err := clusterstatus.QueryState(ctx, tc, workflows.WorkflowID(ns, name))
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: %w", workflows.WorkflowID(ns, name), err)

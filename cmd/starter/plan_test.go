@@ -66,7 +66,7 @@ func TestPlanInvalidInputListsEveryError(t *testing.T) {
 
 func TestPlanFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
-	assert.ErrorContains(t, runPlan([]string{}, &out, &errOut), "exactly one of -f or --cluster")
+	assert.ErrorContains(t, runPlan([]string{}, &out, &errOut), "exactly one of -f, --cluster or --class")
 	assert.ErrorContains(t, runPlan([]string{"-f", "x", "-o", "xml"}, &out, &errOut), `unknown output format "xml"`)
 	assert.ErrorContains(t, runPlan([]string{"--cluster", "noslash"}, &out, &errOut), "want NAMESPACE/NAME")
 	assert.ErrorContains(t, runPlan([]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, &out, &errOut), "no such file")

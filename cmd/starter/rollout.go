@@ -29,12 +29,13 @@ func newRolloutCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "inspect and operate fleet rollouts (Rollout objects of topoflow.dev)",
-		Example: "  starter rollout status fleet/upgrade-135 --watch\n" +
+		Example: "  starter rollout plan fleet/upgrade-135\n" +
+			"  starter rollout status fleet/upgrade-135 --watch\n" +
 			"  starter rollout approve fleet/upgrade-135\n" +
 			"  starter rollout pause fleet/upgrade-135\n" +
 			"  starter rollout skip fleet/upgrade-135 team-a/cluster-7",
 	}
-	cmd.AddCommand(newRolloutStatusCmd(stdout))
+	cmd.AddCommand(newRolloutStatusCmd(stdout), newRolloutPlanCmd(stdout))
 	for _, c := range []struct{ action, short string }{
 		{"approve", "open the approval gate the rollout waits at (--token names it, to be sure)"},
 		{"pause", "start no new Cluster changes (those running finish)"},

@@ -67,6 +67,11 @@ type Result struct {
 	Changes []Change
 	// Variables are the Cluster's variables after defaulting.
 	Variables []clusterv1.ClusterVariable
+	// Course is the upgrade's way to its end (Through, where an upgrade is due; else nil).
+	Course *upgrade.Course `json:",omitempty"`
+
+	// decision is the one the plan shows (its typed objects, in topoflow's version).
+	decision *topology.Decision
 }
 
 // Input is a parsed plan input.
@@ -297,14 +302,35 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 	return nil
 }
 
-// Compute validates the class and the Cluster, then plans the Cluster.
+// Compute validates the class and the Cluster, then plans the Cluster's next pass.
 func Compute(in *Input) (*Result, error) {
+	return compute(in, false)
+}
+
+// Through validates the class and the Cluster, then plans the whole change the Cluster's spec asks
+// for: where an upgrade is due, the pass that ends it (topology.Through: the upgrade's course with
+// every hook let through, then the pass over the state it leaves), set against the current
+// objects, with the course in Result.Course; else the next pass, as Compute. Fleet plans
+// (Categorize) are made with it.
+func Through(in *Input) (*Result, error) {
+	return compute(in, true)
+}
+
+func compute(in *Input, through bool) (*Result, error) {
 	if err := validate(in); err != nil {
 		return nil, err
 	}
 	// The same decision the apply activity makes, with the hook ledger of the Cluster's workflow
 	// (nil: as if the upgrade hooks allowed every move).
-	dec, err := topology.Decide(topology.Input{Desired: in.Desired, Ledger: in.Ledger, Unhandled: in.Unhandled})
+	tin := topology.Input{Desired: in.Desired, Ledger: in.Ledger, Unhandled: in.Unhandled}
+	var dec *topology.Decision
+	var course *upgrade.Course
+	var err error
+	if through {
+		dec, course, err = topology.Through(tin)
+	} else {
+		dec, err = topology.Decide(tin)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +343,7 @@ func Compute(in *Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Objects: objs, Variables: state.Variables}
+	res := &Result{Objects: objs, Variables: state.Variables, Course: course, decision: dec}
 	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
 		return res, in.print(res)
 	}

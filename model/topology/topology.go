@@ -7,6 +7,9 @@ package topology
 
 import (
 	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	"github.com/topoflow/topoflow/model/contract"
@@ -165,4 +168,83 @@ func (d *Decision) PendingCreates() []string {
 		}
 	}
 	return out
+}
+
+// Through decides the pass that ends the change the Cluster's spec asks for, so that what it writes,
+// set against the current objects, is the change's whole effect. Where no upgrade is due that is
+// the next pass, Decide. Where one is, the upgrade's course (upgrade.Ledger.Course, from the
+// ledger given, a zero one for none: every hook on the way let through, every part settled at each
+// step) says which hooks are owed and where every part ends; the current objects are then moved to
+// those versions, as the providers leave them, and decided over once more with the ledger at the
+// end (nothing held, nothing owed). The current objects' names, templates and MachineSets stay as
+// they are, so a template whose spec ends up different is rotated from the one there now, under
+// the name the passes give it (names.Source keys it by its spec). Nil course: no upgrade is due.
+func Through(in Input) (*Decision, *upgrade.Course, error) {
+	d := in.Desired
+	cur := d.Current
+	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ui.NeedsPlan() {
+		dec, err := Decide(in)
+		return dec, nil, err
+	}
+	if in.Planner != nil {
+		if ui.External, err = in.Planner(ui); err != nil {
+			return nil, nil, err
+		}
+	}
+	var ledger upgrade.Ledger
+	if in.Ledger != nil {
+		ledger = *in.Ledger
+	}
+	course, err := ledger.Course(ui)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Cluster %s/%s: spec.topology.version %s: %w", d.Cluster.Namespace, d.Cluster.Name, ui.Target, err)
+	}
+	if d.Current, err = settledAt(cur, course.Final); err != nil {
+		return nil, nil, err
+	}
+	end := course.Ledger
+	dec, err := Decide(Input{Desired: d, Ledger: &end, Unhandled: in.Unhandled})
+	return dec, course, err
+}
+
+// settledAt is the current state with the control plane and the pools at the versions of the
+// upgrade's end (spec and status, as the providers leave them once rolled out; the Machines and
+// Nodes then run them too, so they no longer say anything: nil). Objects are copied, never
+// changed.
+func settledAt(cur desired.Current, final upgrade.Input) (desired.Current, error) {
+	out := cur
+	out.MachineVersions, out.NodeVersions = nil, nil
+	if cp := cur.ControlPlane; cp != nil && final.ControlPlane.Exists {
+		cp = cp.DeepCopy()
+		for _, p := range []contract.Path{contract.ControlPlaneVersion, contract.ControlPlaneStatusVersion} {
+			if err := unstructured.SetNestedField(cp.Object, final.ControlPlane.SpecVersion, p...); err != nil {
+				return out, fmt.Errorf("control plane %s: %w", cp.GetName(), err)
+			}
+		}
+		out.ControlPlane = cp
+	}
+	out.MachineDeployments = maps.Clone(cur.MachineDeployments)
+	out.MachinePools = maps.Clone(cur.MachinePools)
+	for _, p := range final.Pools {
+		if !p.Exists || p.Version == "" {
+			continue
+		}
+		v := p.Version
+		if p.MachinePool {
+			if mp := out.MachinePools[p.Name]; mp != nil {
+				mp = mp.DeepCopy()
+				mp.Spec.Template.Spec.Version = &v
+				out.MachinePools[p.Name] = mp
+			}
+		} else if md := out.MachineDeployments[p.Name]; md != nil {
+			md = md.DeepCopy()
+			md.Spec.Template.Spec.Version = &v
+			out.MachineDeployments[p.Name] = md
+		}
+	}
+	return out, nil
 }
