@@ -36,3 +36,26 @@ func TestSetMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tc := range []struct {
+		env     string
+		percent int
+		want    int
+	}{
+		{"", 50, 50},     // the flag's value
+		{"", 0, 100},     // 0 leaves the runtime's own
+		{"200", 50, 100}, // GOGC set: the environment wins (the runtime read it at start)
+	} {
+		debug.SetGCPercent(100)
+		t.Setenv("GOGC", tc.env)
+		if tc.env == "" {
+			os.Unsetenv("GOGC")
+		}
+		SetGCPercent(slog.Default(), tc.percent)
+		if got := debug.SetGCPercent(100); got != tc.want {
+			t.Errorf("GOGC=%q, percent %d: GC percent %d, want %d", tc.env, tc.percent, got, tc.want)
+		}
+	}
+}
