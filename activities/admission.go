@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -79,7 +80,7 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 	if err != nil {
 		return upgrade.Input{}, fmt.Errorf("failed to check if MachinePools are upgrading: %w", err)
 	}
-	return upgrade.InputFrom(c, class, cp, byMD, byMP, machines, nodes)
+	return adapt.UpgradeInputFrom(c, class, cp, byMD, byMP, machines, nodes)
 }
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -72,7 +73,7 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
 		cond["message"] = "VariableDiscovery failed: " + utilerrors.NewAggregate(discoveryErrs).Error()
 	} else {
-		vars = variables.StatusVariables(class, discovered...)
+		vars = adapt.ClusterClassStatusVariablesFromHub(variables.StatusVariables(adapt.ClusterClassToHub(class), discovered...))
 		checked := class.DeepCopy()
 		checked.Status.Variables = vars
 		if errs := validation.ClusterClass(checked, nil, nil); len(errs) > 0 {
@@ -214,7 +215,7 @@ func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.Clu
 			continue
 		}
 		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(resp.Variables))
-		out = append(out, variables.Discovered{Patch: p.Name, Variables: resp.Variables})
+		out = append(out, variables.Discovered{Patch: p.Name, Variables: adapt.ClusterClassVariablesToHub(resp.Variables)})
 	}
 	return out, failed, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -171,7 +172,11 @@ func (a *Activities) skipHooks(ctx context.Context, namespace string) []string {
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
 	start := in.Ledger
 	var passed []upgrade.Due
-	gate := in.Ledger.CreateGate(l.cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
+	hubCluster, err := adapt.ClusterToHub(l.cluster)
+	if err != nil {
+		return nil, computeFailed(err)
+	}
+	gate := in.Ledger.CreateGate(hubCluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
 	switch gate {
 	case upgrade.CreateHeld:
 		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/activities"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
@@ -158,7 +159,11 @@ func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, err
 	if !w.notCreated {
 		cluster.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "SimControlPlane", Name: "cp"}
 	}
-	gate := in.Ledger.CreateGate(cluster, !slices.Contains(w.skip, hooksv1.BeforeClusterCreate))
+	hubCluster, err := adapt.ClusterToHub(cluster)
+	if err != nil {
+		return nil, err
+	}
+	gate := in.Ledger.CreateGate(hubCluster, !slices.Contains(w.skip, hooksv1.BeforeClusterCreate))
 	switch {
 	case w.gone:
 		return &activities.ApplyResult{Skip: activities.SkipGone}, nil

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
@@ -195,9 +196,9 @@ func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 	if class.Spec.ControlPlane.MachineInfrastructure != nil {
 		add(class.Spec.ControlPlane.MachineInfrastructure.Ref, "spec.controlPlane.machineInfrastructure.ref")
 	}
-	for _, pc := range pools.Classes(class) {
-		add(pc.Bootstrap, classField(pc)+".template.bootstrap.ref")
-		add(pc.Infrastructure, classField(pc)+".template.infrastructure.ref")
+	for _, pc := range adapt.PoolClasses(class) {
+		add(pc.Bootstrap, classField(pc.Class)+".template.bootstrap.ref")
+		add(pc.Infrastructure, classField(pc.Class)+".template.infrastructure.ref")
 	}
 	return out
 }
@@ -252,11 +253,11 @@ func Compute(in Input) (*State, error) {
 		return nil, err
 	}
 	ext := &patches.External{
-		Extensions: in.Extensions, Variables: c.clusterVs, ClusterBuiltin: c.cb,
-		DefinedBy: patches.DefinedBy(c.class.Status.Variables),
+		Extensions: in.Extensions, Variables: adapt.ClusterVariablesToHub(c.clusterVs), ClusterBuiltin: c.cb,
+		DefinedBy: patches.DefinedBy(adapt.ClusterClassStatusVariablesToHub(c.class.Status.Variables)),
 	}
 	c.syncMetadata()
-	if err := patches.Apply(c.class.Spec.Patches, c.targets, ext); err != nil {
+	if err := patches.Apply(adapt.ClusterClassPatchesToHub(c.class.Spec.Patches), c.targets, ext); err != nil {
 		var pe *patches.Error
 		var ce *patches.CallError
 		switch {
@@ -320,7 +321,7 @@ type mpSlots struct {
 func (c *computer) classID() string { return c.class.Namespace + "/" + c.class.Name }
 
 func (c *computer) resolveVariables() error {
-	defs, err := variables.Definitions(c.class)
+	defs, err := variables.Definitions(adapt.ClusterClassToHub(c.class))
 	if err != nil {
 		return err
 	}
@@ -328,30 +329,34 @@ func (c *computer) resolveVariables() error {
 	topoPath := field.NewPath("spec", "topology")
 	vp := topoPath.Child("variables")
 	var errs field.ErrorList
-	var derrs field.ErrorList
-	c.clusterVs, derrs = c.vars.Default(c.topo.Variables, vp)
+	clusterVs, derrs := c.vars.Default(adapt.ClusterVariablesToHub(c.topo.Variables), vp)
+	c.clusterVs = adapt.ClusterVariablesFromHub(clusterVs, c.topo.Variables)
 	errs = append(errs, derrs...)
-	errs = append(errs, c.vars.Validate(c.clusterVs, vp, true)...)
+	errs = append(errs, adapt.DeprecatedDefinitionFrom(c.topo.Variables, vp)...)
+	errs = append(errs, c.vars.Validate(clusterVs, vp, true)...)
 	if c.topo.ControlPlane.Variables != nil {
 		p := topoPath.Child("controlPlane", "variables", "overrides")
-		o, derrs := c.vars.DefaultOverrides(c.topo.ControlPlane.Variables.Overrides, p)
+		o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(c.topo.ControlPlane.Variables.Overrides), p)
 		errs = append(errs, derrs...)
+		errs = append(errs, adapt.DeprecatedDefinitionFrom(c.topo.ControlPlane.Variables.Overrides, p)...)
 		errs = append(errs, c.vars.Validate(o, p, false)...)
 	}
 	if w := c.topo.Workers; w != nil {
 		for i, md := range w.MachineDeployments {
 			if md.Variables != nil {
 				p := topoPath.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")
-				o, derrs := c.vars.DefaultOverrides(md.Variables.Overrides, p)
+				o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(md.Variables.Overrides), p)
 				errs = append(errs, derrs...)
+				errs = append(errs, adapt.DeprecatedDefinitionFrom(md.Variables.Overrides, p)...)
 				errs = append(errs, c.vars.Validate(o, p, false)...)
 			}
 		}
 		for i, mp := range w.MachinePools {
 			if mp.Variables != nil {
 				p := topoPath.Child("workers", "machinePools").Index(i).Child("variables", "overrides")
-				o, derrs := c.vars.DefaultOverrides(mp.Variables.Overrides, p)
+				o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(mp.Variables.Overrides), p)
 				errs = append(errs, derrs...)
+				errs = append(errs, adapt.DeprecatedDefinitionFrom(mp.Variables.Overrides, p)...)
 				errs = append(errs, c.vars.Validate(o, p, false)...)
 			}
 		}
@@ -359,7 +364,7 @@ func (c *computer) resolveVariables() error {
 	if len(errs) > 0 {
 		return &InvalidError{Object: "Cluster " + c.cluster.Namespace + "/" + c.cluster.Name, Errs: errs}
 	}
-	c.values, err = variables.Values(c.clusterVs, nil)
+	c.values, err = variables.Values(clusterVs, nil)
 	return err
 }
 
@@ -368,13 +373,13 @@ func (c *computer) resolveVariables() error {
 func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map[string]any) (map[string]any, []clusterv1.ClusterVariable, error) {
 	o := overrides
 	if len(o) > 0 {
-		var errs field.ErrorList
-		o, errs = c.vars.DefaultOverrides(o, field.NewPath("overrides"))
+		hub, errs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(o), field.NewPath("overrides"))
 		if len(errs) > 0 {
 			return nil, nil, errs.ToAggregate()
 		}
+		o = adapt.ClusterVariablesFromHub(hub, overrides)
 	}
-	v, err := variables.Values(c.clusterVs, o)
+	v, err := variables.Values(adapt.ClusterVariablesToHub(c.clusterVs), adapt.ClusterVariablesToHub(o))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -555,7 +560,7 @@ func (c *computer) addTarget(role patches.Role, class string, s *slot, holder ho
 	}
 	holder.Namespace = c.cluster.Namespace
 	c.targets = append(c.targets, &patches.Target{Role: role, Class: class, Template: s.template, Variables: vals,
-		Holder: holder, Overrides: defaulted, Builtin: own})
+		Holder: holder, Overrides: adapt.ClusterVariablesToHub(defaulted), Builtin: own})
 	return nil
 }
 
@@ -637,7 +642,7 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 }
 
 // poolOf is what planPool needs of a pool of either kind: the same rules for both.
-func (c *computer) poolOf(t pools.Topology) (pool, error) {
+func (c *computer) poolOf(t adapt.PoolTopology) (pool, error) {
 	pc := t.ClassIn(c.class)
 	if pc == nil {
 		kind := pools.Kind(t.MachinePool)
@@ -645,7 +650,7 @@ func (c *computer) poolOf(t pools.Topology) (pool, error) {
 			c.cluster.Namespace, c.cluster.Name, pools.Field(t.MachinePool), t.Index, kind, t.Class, c.classID())
 	}
 	p := pool{
-		holderKind: pools.Kind(t.MachinePool), topologyName: t.Name, class: t.Class, classField: classField(*pc),
+		holderKind: pools.Kind(t.MachinePool), topologyName: t.Name, class: t.Class, classField: classField(pc.Class),
 		bootstrapRef: pc.Bootstrap, infraRef: pc.Infrastructure, namingTemplate: pc.NamingTemplate,
 		namesInput: pools.NamesInput(t.MachinePool, c.cluster.Name, t.Name),
 		metadata:   c.poolObjectMeta(pc.Metadata, t.Metadata, pools.NameLabel(t.MachinePool), t.Name), replicas: t.Replicas,
@@ -670,7 +675,7 @@ func (p *pool) withCurrent(name string, spec *clusterv1.MachineSpec) {
 }
 
 func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
-	p, err := c.poolOf(pools.Topologies(c.topo)[index])
+	p, err := c.poolOf(adapt.PoolTopologies(c.topo)[index])
 	if err != nil {
 		return err
 	}
@@ -687,7 +692,7 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 }
 
 func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index int, cb map[string]any) error {
-	p, err := c.poolOf(pools.Topologies(c.topo)[len(c.topo.Workers.MachineDeployments)+index])
+	p, err := c.poolOf(adapt.PoolTopologies(c.topo)[len(c.topo.Workers.MachineDeployments)+index])
 	if err != nil {
 		return err
 	}
@@ -875,10 +880,10 @@ func (c *computer) upgradeStep(controlPlane *unstructured.Unstructured) string {
 	if controlPlane == nil {
 		return ""
 	}
-	running := upgrade.Pending(c.cluster, hooksv1.AfterClusterUpgrade)
+	running := adapt.UpgradePending(c.cluster, hooksv1.AfterClusterUpgrade)
 	if !running {
 		cur := c.in.Current
-		in, err := upgrade.InputFrom(c.cluster, c.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, nil, nil)
+		in, err := adapt.UpgradeInputFrom(c.cluster, c.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, nil, nil)
 		running = err == nil && in.Planned()
 	}
 	if !running {

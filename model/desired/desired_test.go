@@ -230,6 +230,17 @@ func TestVariablesAreValidated(t *testing.T) {
 	assert.Contains(t, msg, `spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value: Invalid value: "m5.large"`)
 }
 
+// TestDefinitionFromIsRefused: the variables are validated in v1beta2, which has no
+// definitionFrom; a v1beta1 Cluster that sets it is still refused.
+func TestDefinitionFromIsRefused(t *testing.T) {
+	in := sample(t)
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
+	_, err := Compute(in)
+	var ie *InvalidError
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, err.Error(), "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].definitionFrom")
+}
+
 // TestMachineHealthChecks follows Cluster API's computeMachineHealthCheck, the selectors package
 // (ForControlPlaneMHC, ForMachineDeploymentMHC) and the MachineHealthCheck webhook's Default.
 func TestMachineHealthChecks(t *testing.T) {

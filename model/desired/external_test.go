@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/patches"
@@ -53,7 +54,7 @@ func externalInput(t *testing.T, ext *recordingExtensions) Input {
 	}}
 	p := in.Class.Spec.Patches
 	in.Class.Spec.Patches = append([]clusterv1.ClusterClassPatch{p[0], patch}, p[1:]...)
-	in.Class.Status.Variables = append(variables.StatusVariables(in.Class), clusterv1.ClusterClassStatusVariable{
+	in.Class.Status.Variables = append(adapt.ClusterClassStatusVariablesFromHub(variables.StatusVariables(adapt.ClusterClassToHub(in.Class))), clusterv1.ClusterClassStatusVariable{
 		Name: "imageTag",
 		Definitions: []clusterv1.ClusterClassStatusVariableDefinition{{From: "ext",
 			Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}}},

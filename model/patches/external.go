@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // Extensions calls the Runtime Extension handlers a class's external patches name. The caller
@@ -132,7 +132,7 @@ func (e *External) generate(p *clusterv1.ClusterClassPatch, targets []*Target) e
 			UID: uid, HolderReference: t.Holder, Object: runtime.RawExtension{Raw: doc}, Variables: vars,
 		})
 	}
-	resp, err := e.Extensions.GeneratePatches(*p.External.GenerateExtension, p.External.Settings, req)
+	resp, err := e.Extensions.GeneratePatches(p.External.GeneratePatchesExtension, p.External.Settings, req)
 	if err != nil {
 		return &CallError{Patch: p.Name, Err: err}
 	}
@@ -193,7 +193,7 @@ func (e *External) validate(p *clusterv1.ClusterClassPatch, targets []*Target) e
 		}
 		req.Items = append(req.Items, &hooksv1.ValidateTopologyRequestItem{HolderReference: t.Holder, Object: runtime.RawExtension{Raw: doc}, Variables: vars})
 	}
-	if err := e.Extensions.ValidateTopology(*p.External.ValidateExtension, p.External.Settings, req); err != nil {
+	if err := e.Extensions.ValidateTopology(p.External.ValidateTopologyExtension, p.External.Settings, req); err != nil {
 		return &CallError{Patch: p.Name, Validate: true, Err: err}
 	}
 	return nil

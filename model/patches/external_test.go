@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // answering is an extension that answers GeneratePatches with one patch for the first item.
@@ -28,8 +28,7 @@ func (answering) ValidateTopology(string, map[string]string, *hooksv1.ValidateTo
 }
 
 func externalPatch() []clusterv1.ClusterClassPatch {
-	gen := "gen.ext"
-	return []clusterv1.ClusterClassPatch{{Name: "ext", External: &clusterv1.ExternalPatchDefinition{GenerateExtension: &gen}}}
+	return []clusterv1.ClusterClassPatch{{Name: "ext", External: &clusterv1.ExternalPatchDefinition{GeneratePatchesExtension: "gen.ext"}}}
 }
 
 // TestExternalAnswerTakesSpecOnly: a merge patch may touch anything, only spec changes are kept.

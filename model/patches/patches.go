@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // Role is the part a template plays in a Cluster's topology.
@@ -116,7 +116,7 @@ func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target, ext *Extern
 			return err
 		}
 		start = i + 1
-		if p.External.GenerateExtension == nil {
+		if p.External.GeneratePatchesExtension == "" {
 			continue
 		}
 		if err := ext.generate(p, targets); err != nil {
@@ -127,7 +127,7 @@ func Apply(patches []clusterv1.ClusterClassPatch, targets []*Target, ext *Extern
 		return err
 	}
 	for i := range patches {
-		if p := &patches[i]; p.External != nil && p.External.ValidateExtension != nil {
+		if p := &patches[i]; p.External != nil && p.External.ValidateTopologyExtension != "" {
 			if err := ext.validate(p, targets); err != nil {
 				return err
 			}
@@ -246,8 +246,8 @@ func (r *renderer) operations(p *clusterv1.ClusterClassPatch, t *Target) ([]map[
 	if len(matching) == 0 {
 		return nil, nil
 	}
-	if p.EnabledIf != nil {
-		enabled, err := r.isEnabled(*p.EnabledIf, t.Variables)
+	if p.EnabledIf != "" {
+		enabled, err := r.isEnabled(p.EnabledIf, t.Variables)
 		if err != nil || !enabled {
 			return nil, err
 		}
@@ -327,9 +327,9 @@ func Matches(sel clusterv1.PatchSelector, t *Target) bool {
 	m := sel.MatchResources
 	switch t.Role {
 	case InfrastructureCluster:
-		return m.InfrastructureCluster
+		return m.InfrastructureCluster != nil && *m.InfrastructureCluster
 	case ControlPlane, ControlPlaneInfrastructure:
-		return m.ControlPlane
+		return m.ControlPlane != nil && *m.ControlPlane
 	case MachineDeploymentBootstrap, MachineDeploymentInfrastructure:
 		return m.MachineDeploymentClass != nil && matchesName(m.MachineDeploymentClass.Names, t.Class)
 	case MachinePoolBootstrap, MachinePoolInfrastructure:
@@ -398,12 +398,12 @@ func (r *renderer) value(jp *clusterv1.JSONPatch, vars map[string]any) (any, err
 			return nil, fmt.Errorf("value: %w", err)
 		}
 		return v, nil
-	case jp.ValueFrom != nil && jp.ValueFrom.Variable != nil && jp.ValueFrom.Template != nil:
+	case jp.ValueFrom != nil && jp.ValueFrom.Variable != "" && jp.ValueFrom.Template != "":
 		return nil, fmt.Errorf("valueFrom.variable and valueFrom.template are mutually exclusive")
-	case jp.ValueFrom != nil && jp.ValueFrom.Variable != nil:
-		return Lookup(vars, *jp.ValueFrom.Variable)
-	case jp.ValueFrom != nil && jp.ValueFrom.Template != nil:
-		out, err := r.render(*jp.ValueFrom.Template, vars)
+	case jp.ValueFrom != nil && jp.ValueFrom.Variable != "":
+		return Lookup(vars, jp.ValueFrom.Variable)
+	case jp.ValueFrom != nil && jp.ValueFrom.Template != "":
+		out, err := r.render(jp.ValueFrom.Template, vars)
 		if err != nil {
 			return nil, fmt.Errorf("valueFrom.template: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 func tmpl(t *testing.T, y string) *unstructured.Unstructured {
@@ -303,10 +303,10 @@ func FuzzApply(f *testing.F) {
 		if json.Valid([]byte(value)) {
 			jp.Value = &apiextensionsv1.JSON{Raw: []byte(value)}
 		} else {
-			jp.ValueFrom = &clusterv1.JSONPatchValue{Variable: &variable}
+			jp.ValueFrom = &clusterv1.JSONPatchValue{Variable: variable}
 		}
 		p := []clusterv1.ClusterClassPatch{{Name: "f", Definitions: []clusterv1.PatchDefinition{{
-			Selector:    clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "KubeadmControlPlaneTemplate", MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: true}},
+			Selector:    clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "KubeadmControlPlaneTemplate", MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: new(true)}},
 			JSONPatches: []clusterv1.JSONPatch{jp},
 		}}}}
 		_ = Apply(p, []*Target{target}, nil)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -386,7 +387,7 @@ func validate(in *Input) error {
 	errs = append(errs, validation.Cluster(c, in.Old, in.Desired.Class, nil)...)
 	if in.Old != nil && c.Spec.Topology != nil {
 		cur := in.Desired.Current
-		running, err := upgrade.InputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+		running, err := adapt.UpgradeInputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 		if err != nil {
 			return err
 		}

@@ -7,9 +7,7 @@
 package pools
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
 )
@@ -23,32 +21,24 @@ type Class struct {
 	// Metadata is the class's template metadata; Bootstrap and Infrastructure its template
 	// references.
 	Metadata                  clusterv1.ObjectMeta
-	Bootstrap, Infrastructure *corev1.ObjectReference
-	// NamingTemplate is the naming strategy's template, nil for the default.
-	NamingTemplate *string
-	// HealthCheck is the class's MachineHealthCheck (MachineDeployments only: Cluster API has
-	// none for MachinePools).
-	HealthCheck *clusterv1.MachineHealthCheckClass
+	Bootstrap, Infrastructure clusterv1.ClusterClassTemplateReference
+	// NamingTemplate is the naming template, "" for the default.
+	NamingTemplate string
+	// HealthCheck is the class's health check (MachineDeployments only: Cluster API has none for
+	// MachinePools, whose HealthCheck is nil); zero when the class defines none.
+	HealthCheck *clusterv1.MachineDeploymentClassHealthCheck
 }
 
 // Classes are the class's MachineDeploymentClasses, then its MachinePoolClasses.
 func Classes(cc *clusterv1.ClusterClass) []Class {
 	var out []Class
 	for i, md := range cc.Spec.Workers.MachineDeployments {
-		c := Class{Index: i, Name: md.Class, Metadata: md.Template.Metadata, Bootstrap: md.Template.Bootstrap.Ref,
-			Infrastructure: md.Template.Infrastructure.Ref, HealthCheck: md.MachineHealthCheck}
-		if ns := md.NamingStrategy; ns != nil {
-			c.NamingTemplate = ns.Template
-		}
-		out = append(out, c)
+		out = append(out, Class{Index: i, Name: md.Class, Metadata: md.Metadata, Bootstrap: md.Bootstrap.TemplateRef,
+			Infrastructure: md.Infrastructure.TemplateRef, NamingTemplate: md.Naming.Template, HealthCheck: &md.HealthCheck})
 	}
 	for i, mp := range cc.Spec.Workers.MachinePools {
-		c := Class{MachinePool: true, Index: i, Name: mp.Class, Metadata: mp.Template.Metadata, Bootstrap: mp.Template.Bootstrap.Ref,
-			Infrastructure: mp.Template.Infrastructure.Ref}
-		if ns := mp.NamingStrategy; ns != nil {
-			c.NamingTemplate = ns.Template
-		}
-		out = append(out, c)
+		out = append(out, Class{MachinePool: true, Index: i, Name: mp.Class, Metadata: mp.Metadata, Bootstrap: mp.Bootstrap.TemplateRef,
+			Infrastructure: mp.Infrastructure.TemplateRef, NamingTemplate: mp.Naming.Template})
 	}
 	return out
 }
@@ -68,23 +58,17 @@ type Topology struct {
 
 // Topologies are the topology's MachineDeployments, then its MachinePools, in topology order.
 func Topologies(t *clusterv1.Topology) []Topology {
-	if t == nil || t.Workers == nil {
+	if t == nil {
 		return nil
 	}
 	var out []Topology
 	for i, md := range t.Workers.MachineDeployments {
-		p := Topology{Index: i, Name: md.Name, Class: md.Class, Metadata: md.Metadata, Replicas: md.Replicas}
-		if md.Variables != nil {
-			p.Overrides = md.Variables.Overrides
-		}
-		out = append(out, p)
+		out = append(out, Topology{Index: i, Name: md.Name, Class: md.Class, Metadata: md.Metadata, Replicas: md.Replicas,
+			Overrides: md.Variables.Overrides})
 	}
 	for i, mp := range t.Workers.MachinePools {
-		p := Topology{MachinePool: true, Index: i, Name: mp.Name, Class: mp.Class, Metadata: mp.Metadata, Replicas: mp.Replicas}
-		if mp.Variables != nil {
-			p.Overrides = mp.Variables.Overrides
-		}
-		out = append(out, p)
+		out = append(out, Topology{MachinePool: true, Index: i, Name: mp.Name, Class: mp.Class, Metadata: mp.Metadata, Replicas: mp.Replicas,
+			Overrides: mp.Variables.Overrides})
 	}
 	return out
 }

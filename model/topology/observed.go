@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -32,7 +33,11 @@ func observe(u *unstructured.Unstructured) (observed, error) {
 	switch u.GetKind() {
 	case "MachineDeployment", "MachinePool":
 		o.Nodes, _, _ = unstructured.NestedSlice(u.Object, "status", "nodeRefs")
-		o.Pool, err = upgrade.ObservedPool(u)
+		hub, err := adapt.PoolObjectToHub(u)
+		if err != nil {
+			return o, err
+		}
+		o.Pool, err = upgrade.ObservedPool(hub)
 		return o, err
 	}
 	if o.Infra, err = contract.ReadInfraCluster(u); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
@@ -58,7 +59,7 @@ type Decision struct {
 func Decide(in Input) (*Decision, error) {
 	d := in.Desired
 	cur := d.Current
-	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+	ui, err := adapt.UpgradeInputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (d *Decision) PendingCreates() []string {
 func Through(in Input) (*Decision, *upgrade.Course, error) {
 	d := in.Desired
 	cur := d.Current
-	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+	ui, err := adapt.UpgradeInputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 )
 
@@ -232,7 +232,7 @@ func TestDeferAndHoldFromTopology_isMachineDeploymentDeferred(t *testing.T) {
 	}
 	class := &clusterv1.ClusterClass{}
 	class.Spec.Workers.MachineDeployments = []clusterv1.MachineDeploymentClass{{Class: "w"}}
-	class.Spec.Workers.MachineDeployments[0].Template.Metadata.Annotations = ann(labels.DeferUpgrade, labels.HoldUpgradeSequence)
+	class.Spec.Workers.MachineDeployments[0].Metadata.Annotations = ann(labels.DeferUpgrade, labels.HoldUpgradeSequence)
 	for _, tc := range []struct {
 		name         string
 		topology     map[string]string
@@ -244,7 +244,7 @@ func TestDeferAndHoldFromTopology_isMachineDeploymentDeferred(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cluster := &clusterv1.Cluster{}
-			cluster.Spec.Topology = &clusterv1.Topology{Class: "c", Version: "v1.31.2", Workers: &clusterv1.WorkersTopology{
+			cluster.Spec.Topology = clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: "c"}, Version: "v1.31.2", Workers: clusterv1.WorkersTopology{
 				MachineDeployments: []clusterv1.MachineDeploymentTopology{{Class: "w", Name: "md-0", Metadata: clusterv1.ObjectMeta{Annotations: tc.topology}}}}}
 			in, err := InputFrom(cluster, class, nil, nil, nil, nil, nil)
 			require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // Pending says the Cluster's runtime.cluster.x-k8s.io/pending-hooks annotation lists hook (Cluster
@@ -39,7 +39,7 @@ func (l Ledger) CreateGate(c *clusterv1.Cluster, handled bool) CreateStep {
 	if l.CreatePassed {
 		return CreateGoesOn
 	}
-	fresh := c.Spec.ControlPlaneRef == nil && c.Spec.InfrastructureRef == nil
+	fresh := !c.Spec.ControlPlaneRef.IsDefined() && !c.Spec.InfrastructureRef.IsDefined()
 	switch {
 	case handled && fresh:
 		return CreateHeld

@@ -3,12 +3,11 @@ package upgrade
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // TestCreateGate: Cluster API's create is held by BeforeClusterCreate only where an extension
@@ -17,7 +16,7 @@ import (
 // pending first (callAfterControlPlaneInitialized), which also tells a create interrupted after it
 // set the references from a Cluster topoflow did not create.
 func TestCreateGate(t *testing.T) {
-	ref := &corev1.ObjectReference{Kind: "SimControlPlane", Name: "cp"}
+	ref := clusterv1.ContractVersionedObjectReference{Kind: "SimControlPlane", Name: "cp"}
 	for _, tt := range []struct {
 		name    string
 		refs    bool

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
@@ -20,7 +20,7 @@ import (
 // apply activity, the plan and the version checks alike. External is left for the caller.
 func InputFrom(cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, cp *unstructured.Unstructured,
 	mds map[string]*clusterv1.MachineDeployment, mps map[string]*clusterv1.MachinePool, machines MachineVersions, nodes NodeVersions) (Input, error) {
-	topo := cluster.Spec.Topology
+	topo := &cluster.Spec.Topology
 	in := Input{Target: topo.Version, KubernetesVersions: class.Spec.KubernetesVersions}
 	if n, err := strconv.Atoi(cluster.Annotations[labels.UpgradeConcurrency]); err == nil {
 		in.Concurrency = n
@@ -95,15 +95,19 @@ func mdPool(name string, md *clusterv1.MachineDeployment, machines MachineVersio
 		return p
 	}
 	p.Exists = true
-	if md.Spec.Template.Spec.Version != nil {
-		p.Version = *md.Spec.Template.Spec.Version
-	}
+	p.Version = md.Spec.Template.Spec.Version
 	want := int32(1)
 	if md.Spec.Replicas != nil {
 		want = *md.Spec.Replicas
 	}
+	// The v1beta1 counters (updatedReplicas, unavailableReplicas), which v1beta2 keeps under
+	// status.deprecated.v1beta1; replicas is the same counter in both.
 	s := md.Status
-	p.Converging = s.ObservedGeneration < md.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.UnavailableReplicas != 0
+	var counters clusterv1.MachineDeploymentV1Beta1DeprecatedStatus
+	if s.Deprecated != nil && s.Deprecated.V1Beta1 != nil {
+		counters = *s.Deprecated.V1Beta1
+	}
+	p.Converging = s.ObservedGeneration < md.Generation || counters.UpdatedReplicas != want || deref(s.Replicas) != want || counters.UnavailableReplicas != 0
 	p.RollingOut = p.Converging
 	if machines != nil {
 		p.RollingOut = p.Version != "" && slices.ContainsFunc(machines[md.Name], func(v string) bool { return v != "" && v != p.Version })
@@ -128,14 +132,18 @@ func mpPool(name string, mp *clusterv1.MachinePool, machinesServed bool, nodes N
 		return p
 	}
 	p.Exists = true
-	if mp.Spec.Template.Spec.Version != nil {
-		p.Version = *mp.Spec.Template.Spec.Version
-	}
+	p.Version = mp.Spec.Template.Spec.Version
 	want := int32(1)
 	if mp.Spec.Replicas != nil {
 		want = *mp.Spec.Replicas
 	}
-	p.Converging = mp.Status.ObservedGeneration < mp.Generation || mp.Status.ReadyReplicas != want || mp.Status.Phase == "ScalingUp"
+	// The v1beta1 readyReplicas, which v1beta2 keeps under status.deprecated.v1beta1 (its own
+	// readyReplicas counts Machines by the v1beta2 Ready condition).
+	var ready int32
+	if d := mp.Status.Deprecated; d != nil && d.V1Beta1 != nil {
+		ready = d.V1Beta1.ReadyReplicas
+	}
+	p.Converging = mp.Status.ObservedGeneration < mp.Generation || ready != want || mp.Status.Phase == "ScalingUp"
 	kubelets, known := nodes[mp.Name]
 	switch {
 	case known && len(mp.Status.NodeRefs) > 0:
@@ -146,4 +154,11 @@ func mpPool(name string, mp *clusterv1.MachinePool, machinesServed bool, nodes N
 		p.RollingOut = p.Converging
 	}
 	return p
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -456,8 +456,9 @@ func TestMachineDeploymentUpgradingFromMachines(t *testing.T) {
 	md := func(replicas, updated int32) *clusterv1.MachineDeployment {
 		m := &clusterv1.MachineDeployment{}
 		m.Name, m.Generation = "md-0-abc", 2
-		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, &v
-		m.Status.ObservedGeneration, m.Status.Replicas, m.Status.UpdatedReplicas = 2, updated, updated
+		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, v
+		m.Status.ObservedGeneration, m.Status.Replicas = 2, &updated
+		m.Status.Deprecated = &clusterv1.MachineDeploymentDeprecatedStatus{V1Beta1: &clusterv1.MachineDeploymentV1Beta1DeprecatedStatus{UpdatedReplicas: updated}}
 		return m
 	}
 	for _, tc := range []struct {
@@ -491,8 +492,9 @@ func TestMachinePoolUpgradingFromNodes(t *testing.T) {
 		m := &clusterv1.MachinePool{}
 		m.Name, m.Generation = "mp-0-abc", 1
 		replicas := int32(2)
-		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, &v
-		m.Status.ObservedGeneration, m.Status.ReadyReplicas = 1, ready
+		m.Spec.Replicas, m.Spec.Template.Spec.Version = &replicas, v
+		m.Status.ObservedGeneration = 1
+		m.Status.Deprecated = &clusterv1.MachinePoolDeprecatedStatus{V1Beta1: &clusterv1.MachinePoolV1Beta1DeprecatedStatus{ReadyReplicas: ready}}
 		for _, n := range nodes {
 			m.Status.NodeRefs = append(m.Status.NodeRefs, corev1.ObjectReference{Kind: "Node", Name: n})
 		}
@@ -516,6 +518,6 @@ func TestMachinePoolUpgradingFromNodes(t *testing.T) {
 	} {
 		p := mpPool("mp-0", tc.mp, tc.machinesServed, tc.nodes)
 		assert.Equal(t, tc.want, p.RollingOut, tc.name)
-		assert.Equal(t, tc.mp.Status.ReadyReplicas != 2, p.Converging, tc.name+": converging keeps the replica rule")
+		assert.Equal(t, tc.mp.Status.Deprecated.V1Beta1.ReadyReplicas != 2, p.Converging, tc.name+": converging keeps the replica rule")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/variables"
@@ -258,19 +259,21 @@ func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field
 			}
 		}
 	}
-	defs, err := variables.Definitions(class)
+	defs, err := variables.Definitions(adapt.ClusterClassToHub(class))
 	if err != nil {
 		return append(errs, field.Invalid(tp.Child("class"), topo.Class, err.Error()))
 	}
 	cache := variables.NewCache(defs)
 	vp := tp.Child("variables")
-	values, derrs := cache.Default(topo.Variables, vp)
+	values, derrs := cache.Default(adapt.ClusterVariablesToHub(topo.Variables), vp)
 	errs = append(errs, derrs...)
+	errs = append(errs, adapt.DeprecatedDefinitionFrom(topo.Variables, vp)...)
 	errs = append(errs, cache.Validate(values, vp, true)...)
 	overrides := func(o []clusterv1.ClusterVariable, p *field.Path) {
-		o, derrs := cache.DefaultOverrides(o, p)
+		hub, derrs := cache.DefaultOverrides(adapt.ClusterVariablesToHub(o), p)
 		errs = append(errs, derrs...)
-		errs = append(errs, cache.Validate(o, p, false)...)
+		errs = append(errs, adapt.DeprecatedDefinitionFrom(o, p)...)
+		errs = append(errs, cache.Validate(hub, p, false)...)
 	}
 	if v := topo.ControlPlane.Variables; v != nil {
 		overrides(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/names"
@@ -52,7 +53,7 @@ func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Clust
 
 	workers := spec.Child("workers")
 	seen := map[string]bool{}
-	for _, pc := range pools.Classes(class) {
+	for _, pc := range adapt.PoolClasses(class) {
 		p := workers.Child(pools.Field(pc.MachinePool)).Index(pc.Index)
 		key := pools.Kind(pc.MachinePool) + "/" + pc.Name
 		if pc.Name == "" {
@@ -158,7 +159,7 @@ func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorLis
 	if errs := Variables(class.Spec.Variables, p); len(errs) > 0 {
 		return errs
 	}
-	if _, err := variables.Definitions(class); err != nil {
+	if _, err := variables.Definitions(adapt.ClusterClassToHub(class)); err != nil {
 		return field.ErrorList{field.Invalid(p, class.Name, err.Error())}
 	}
 	return nil
@@ -184,7 +185,7 @@ func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorLi
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		}
 		seen[v.Name] = true
-		defs[v.Name] = variables.Definition{Name: v.Name, Required: v.Required, Schema: v.Schema.OpenAPIV3Schema}
+		defs[v.Name] = variables.Definition{Name: v.Name, Required: v.Required, Schema: adapt.JSONSchemaPropsToHub(&v.Schema.OpenAPIV3Schema)}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -195,7 +196,7 @@ func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorLi
 	}
 	for _, v := range vs {
 		if d := v.Schema.OpenAPIV3Schema.Default; d != nil {
-			for _, e := range cache.Validate([]clusterv1.ClusterVariable{{Name: v.Name, Value: *d}}, field.NewPath("x"), false) {
+			for _, e := range cache.Validate(adapt.ClusterVariablesToHub([]clusterv1.ClusterVariable{{Name: v.Name, Value: *d}}), field.NewPath("x"), false) {
 				errs = append(errs, field.Invalid(p.Key(v.Name).Child("schema", "openAPIV3Schema", "default"), string(d.Raw), "default does not match the schema: "+e.Detail))
 			}
 		}

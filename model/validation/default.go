@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -101,12 +102,12 @@ func DefaultVariables(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field
 		return nil
 	}
 	tp := field.NewPath("spec", "topology")
-	defs, err := variables.Definitions(class)
+	defs, err := variables.Definitions(adapt.ClusterClassToHub(class))
 	if err != nil {
 		return field.ErrorList{field.Invalid(tp.Child("class"), topo.Class, err.Error())}
 	}
 	cache := variables.NewCache(defs)
-	values, errs := cache.Default(topo.Variables, tp.Child("variables"))
+	values, errs := cache.Default(adapt.ClusterVariablesToHub(topo.Variables), tp.Child("variables"))
 	// Each set of overrides the Cluster has, with its field path.
 	type overrides struct {
 		vs *[]clusterv1.ClusterVariable
@@ -130,14 +131,14 @@ func DefaultVariables(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field
 	}
 	defaulted := make([][]clusterv1.ClusterVariable, len(all))
 	for i, o := range all {
-		var derrs field.ErrorList
-		defaulted[i], derrs = cache.DefaultOverrides(*o.vs, o.p)
+		hub, derrs := cache.DefaultOverrides(adapt.ClusterVariablesToHub(*o.vs), o.p)
+		defaulted[i] = adapt.ClusterVariablesFromHub(hub, *o.vs)
 		errs = append(errs, derrs...)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	topo.Variables = values
+	topo.Variables = adapt.ClusterVariablesFromHub(values, topo.Variables)
 	for i, o := range all {
 		*o.vs = defaulted[i]
 	}

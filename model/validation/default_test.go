@@ -95,4 +95,12 @@ func TestDefaultVariables(t *testing.T) {
 	assert.Empty(t, DefaultVariables(cluster, class), "defaulting twice changes nothing")
 	assert.Equal(t, before, cluster)
 
+	// Defaulting computes in v1beta2, which has no definitionFrom: what the Cluster sets is kept
+	// for the validation to refuse.
+	cluster.Spec.Topology.Variables[0].DefinitionFrom = "inline"
+	cluster.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
+	before = cluster.DeepCopy()
+	assert.Empty(t, DefaultVariables(cluster, class))
+	assert.Equal(t, before, cluster)
+
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -29,7 +30,7 @@ func VersionAgainstRunning(c, old *clusterv1.Cluster, running upgrade.Input) fie
 		return nil
 	}
 	p := field.NewPath("spec", "topology", "version")
-	if upgrade.Pending(c, hooksv1.AfterClusterUpgrade) {
+	if adapt.UpgradePending(c, hooksv1.AfterClusterUpgrade) {
 		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version cannot be changed when the %q hook is still blocking", hooksv1.AfterClusterUpgrade))}
 	}
 	var why []string

@@ -250,6 +250,14 @@ func TestClusterRules(t *testing.T) {
 		{"override validated", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
 			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`"big"`)
 		}, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value"},
+		// v1beta2 has no definitionFrom (the variables are validated in v1beta2); the v1beta1
+		// Cluster is still refused for setting it.
+		{"definitionFrom is deprecated", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Variables[0].DefinitionFrom = "inline"
+		}, `spec.topology.variables[region].definitionFrom: Invalid value: "inline": definitionFrom is deprecated and must not be set`},
+		{"definitionFrom is deprecated in overrides too", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
+			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
+		}, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].definitionFrom"},
 		{"enabled MHC needs a definition", func(c *clusterv1.Cluster, class *clusterv1.ClusterClass) {
 			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
 			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: ptr(true)}

@@ -26,7 +26,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // InlineDefinitionFrom is the "from" of definitions written in the ClusterClass itself.
@@ -48,20 +48,24 @@ type Discovered struct {
 // StatusVariables computes ClusterClass status.variables: the inline definitions ("from": inline)
 // and the discovered ones ("from": the patch name), sorted by variable name, each variable's
 // definitions inline first and then in patch order. A variable whose definitions differ (required,
-// schema or metadata) has definitionsConflict set, as Cluster API sets it.
+// schema or metadata) has definitionsConflict set to true, else to false, as Cluster API sets it
+// (addNewStatusVariable, addDefinitionToExistingStatusVariable: a flag set to false in a schema
+// means what unset means).
 func StatusVariables(class *clusterv1.ClusterClass, discovered ...Discovered) []clusterv1.ClusterClassStatusVariable {
 	byName := map[string]*clusterv1.ClusterClassStatusVariable{}
 	var order []string
 	add := func(v clusterv1.ClusterClassVariable, from string) {
-		d := clusterv1.ClusterClassStatusVariableDefinition{From: from, Required: v.Required, Metadata: v.Metadata, Schema: *v.Schema.DeepCopy()}
+		d := clusterv1.ClusterClassStatusVariableDefinition{From: from, Required: v.Required, DeprecatedV1Beta1Metadata: v.DeprecatedV1Beta1Metadata,
+			Schema: *v.Schema.DeepCopy()}
 		sv, ok := byName[v.Name]
 		if !ok {
-			sv = &clusterv1.ClusterClassStatusVariable{Name: v.Name}
+			sv = &clusterv1.ClusterClassStatusVariable{Name: v.Name, DefinitionsConflict: ptrTo(false)}
 			byName[v.Name] = sv
 			order = append(order, v.Name)
-		} else if first := sv.Definitions[0]; first.Required != d.Required || !equality.Semantic.DeepEqual(first.Schema, d.Schema) ||
-			!equality.Semantic.DeepEqual(first.Metadata, d.Metadata) {
-			sv.DefinitionsConflict = true
+		} else if first := sv.Definitions[0]; deref(first.Required) != deref(d.Required) ||
+			!equality.Semantic.DeepEqual(withoutFalseFlags(first.Schema.OpenAPIV3Schema), withoutFalseFlags(d.Schema.OpenAPIV3Schema)) ||
+			!equality.Semantic.DeepEqual(first.DeprecatedV1Beta1Metadata, d.DeprecatedV1Beta1Metadata) {
+			sv.DefinitionsConflict = ptrTo(true)
 		}
 		sv.Definitions = append(sv.Definitions, d)
 	}
@@ -89,12 +93,12 @@ func Definitions(class *clusterv1.ClusterClass) (map[string]Definition, error) {
 	if len(class.Status.Variables) > 0 {
 		var conflicts []string
 		for _, v := range class.Status.Variables {
-			if v.DefinitionsConflict || len(v.Definitions) == 0 {
+			if deref(v.DefinitionsConflict) || len(v.Definitions) == 0 {
 				conflicts = append(conflicts, v.Name)
 				continue
 			}
 			d := v.Definitions[0]
-			out[v.Name] = Definition{Name: v.Name, Required: d.Required, Schema: d.Schema.OpenAPIV3Schema}
+			out[v.Name] = Definition{Name: v.Name, Required: deref(d.Required), Schema: d.Schema.OpenAPIV3Schema}
 		}
 		if len(conflicts) > 0 {
 			return out, fmt.Errorf("ClusterClass %s/%s: variables with conflicting definitions: %s", class.Namespace, class.Name, strings.Join(conflicts, ", "))
@@ -102,9 +106,52 @@ func Definitions(class *clusterv1.ClusterClass) (map[string]Definition, error) {
 		return out, nil
 	}
 	for _, v := range class.Spec.Variables {
-		out[v.Name] = Definition{Name: v.Name, Required: v.Required, Schema: v.Schema.OpenAPIV3Schema}
+		out[v.Name] = Definition{Name: v.Name, Required: deref(v.Required), Schema: v.Schema.OpenAPIV3Schema}
 	}
 	return out, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// withoutFalseFlags is a copy of a schema, through every nested schema, with its flags that are
+// set to false unset: they mean the same (Cluster API's dropFalsePtrBool), and the CRD schema
+// libraries refuse x-kubernetes-preserve-unknown-fields: false (convertToAPIExtensionsJSONSchemaProps
+// sets it only when true).
+func withoutFalseFlags(s clusterv1.JSONSchemaProps) clusterv1.JSONSchemaProps {
+	out := *s.DeepCopy()
+	dropFalseFlags(&out)
+	return out
+}
+
+func dropFalseFlags(s *clusterv1.JSONSchemaProps) {
+	if s == nil {
+		return
+	}
+	for _, flag := range []**bool{&s.UniqueItems, &s.ExclusiveMaximum, &s.ExclusiveMinimum, &s.XPreserveUnknownFields, &s.XIntOrString} {
+		if *flag != nil && !**flag {
+			*flag = nil
+		}
+	}
+	for name, p := range s.Properties {
+		dropFalseFlags(&p)
+		s.Properties[name] = p
+	}
+	for _, nested := range []*clusterv1.JSONSchemaProps{s.AdditionalProperties, s.Items, s.Not} {
+		dropFalseFlags(nested)
+	}
+	for _, list := range [][]clusterv1.JSONSchemaProps{s.AllOf, s.OneOf, s.AnyOf} {
+		for i := range list {
+			dropFalseFlags(&list[i])
+		}
+	}
 }
 
 // compiled is a variable schema ready for validation and defaulting.
@@ -119,7 +166,7 @@ type compiled struct {
 }
 
 func toInternal(s *clusterv1.JSONSchemaProps) (*apiextensions.JSONSchemaProps, error) {
-	js, err := json.Marshal(s)
+	js, err := json.Marshal(withoutFalseFlags(*s))
 	if err != nil {
 		return nil, err
 	}
@@ -334,9 +381,6 @@ func (c *Cache) Validate(values []clusterv1.ClusterVariable, fldPath *field.Path
 			continue
 		}
 		seen[v.Name] = true
-		if v.DefinitionFrom != "" {
-			errs = append(errs, field.Invalid(p.Child("definitionFrom"), v.DefinitionFrom, "definitionFrom is deprecated and must not be set"))
-		}
 		if _, ok := c.defs[v.Name]; !ok {
 			errs = append(errs, field.Invalid(p, v.Name, "variable is not defined in the ClusterClass"))
 			continue

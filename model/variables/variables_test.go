@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // classVariables are definitions from seed 002's examples plus one per schema feature.
@@ -126,8 +126,6 @@ func TestValidate(t *testing.T) {
 		{"integer bounds", vars(t, "imageRepository", `"r"`, "region", `"us-east-1"`, "replicas", `9`), []string{"should be less than or equal to 5"}},
 		{"int-or-string rejects bool", vars(t, "imageRepository", `"r"`, "region", `"us-east-1"`, "maxSurge", `true`), []string{"spec.topology.variables[maxSurge].value"}},
 		{"format", vars(t, "imageRepository", `"r"`, "region", `"us-east-1"`, "httpProxy", `{"url":"::not a uri"}`), []string{"spec.topology.variables[httpProxy].value.url", "must be of type uri"}},
-		{"definitionFrom is deprecated", []clusterv1.ClusterVariable{{Name: "region", DefinitionFrom: "inline", Value: apiextensionsv1.JSON{Raw: []byte(`"us-east-1"`)}}, {Name: "imageRepository", Value: apiextensionsv1.JSON{Raw: []byte(`"r"`)}}},
-			[]string{"spec.topology.variables[region].definitionFrom"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := c.Validate(tc.values, topoPath, true)
@@ -189,7 +187,7 @@ func TestStatusVariables(t *testing.T) {
 func TestStatusVariablesDiscovered(t *testing.T) {
 	str := clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}
 	class := &clusterv1.ClusterClass{Spec: clusterv1.ClusterClassSpec{Variables: []clusterv1.ClusterClassVariable{
-		{Name: "region", Required: true, Schema: str}, {Name: "proxy", Schema: str},
+		{Name: "region", Required: ptrTo(true), Schema: str}, {Name: "proxy", Schema: str},
 	}}}
 	st := StatusVariables(class,
 		Discovered{Patch: "lb", Variables: []clusterv1.ClusterClassVariable{{Name: "proxy", Schema: str}, {Name: "etcdTag", Schema: str}}},
@@ -203,15 +201,43 @@ func TestStatusVariablesDiscovered(t *testing.T) {
 	}
 	assert.Equal(t, []string{"etcdTag", "proxy", "region"}, names)
 	assert.Equal(t, "lb", byName["etcdTag"].Definitions[0].From)
-	assert.False(t, byName["proxy"].DefinitionsConflict, "equal definitions agree")
+	assert.Equal(t, ptrTo(false), byName["proxy"].DefinitionsConflict, "equal definitions agree")
 	assert.Equal(t, []string{"inline", "lb"}, []string{byName["proxy"].Definitions[0].From, byName["proxy"].Definitions[1].From})
-	assert.True(t, byName["region"].DefinitionsConflict, "required differs")
+	assert.Equal(t, ptrTo(true), byName["region"].DefinitionsConflict, "required differs")
 
 	class.Status.Variables = st
 	defs, err := Definitions(class)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "variables with conflicting definitions: region")
 	assert.Contains(t, defs, "etcdTag", "a discovered variable is usable")
+}
+
+// TestFalseFlagsMeanUnset: v1beta2 holds a schema's flags as pointers, and a flag set to false
+// means what an unset one means. Such a schema compiles (the CRD schema libraries refuse
+// x-kubernetes-preserve-unknown-fields: false, which Cluster API's
+// convertToAPIExtensionsJSONSchemaProps therefore sets only when true), and definitions that differ
+// only so agree (dropFalsePtrBool in Cluster API's addDefinitionToExistingStatusVariable).
+func TestFalseFlagsMeanUnset(t *testing.T) {
+	no := ptrTo(false)
+	explicit := clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: no, Properties: map[string]clusterv1.JSONSchemaProps{
+		"a": {Type: "array", UniqueItems: no, Items: &clusterv1.JSONSchemaProps{Type: "integer", ExclusiveMinimum: no, Minimum: ptrTo(int64(1))}}}}}
+	unset := clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "object", Properties: map[string]clusterv1.JSONSchemaProps{
+		"a": {Type: "array", Items: &clusterv1.JSONSchemaProps{Type: "integer", Minimum: ptrTo(int64(1))}}}}}
+
+	defs, err := Definitions(&clusterv1.ClusterClass{Spec: clusterv1.ClusterClassSpec{Variables: []clusterv1.ClusterClassVariable{{Name: "x", Schema: explicit}}}})
+	require.NoError(t, err)
+	c := NewCache(defs)
+	require.Empty(t, c.CompileAll())
+	assert.Empty(t, c.Validate(vars(t, "x", `{"a":[1,1]}`), topoPath, false), "uniqueItems: false, exclusiveMinimum: false")
+	errs := c.Validate(vars(t, "x", `{"b":1}`), topoPath, false)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "fields not declared in the schema: b", "x-kubernetes-preserve-unknown-fields: false")
+
+	st := StatusVariables(&clusterv1.ClusterClass{Spec: clusterv1.ClusterClassSpec{Variables: []clusterv1.ClusterClassVariable{{Name: "x", Schema: explicit}}}},
+		Discovered{Patch: "p", Variables: []clusterv1.ClusterClassVariable{{Name: "x", Schema: unset}}})
+	require.Len(t, st, 1)
+	assert.Equal(t, ptrTo(false), st[0].DefinitionsConflict)
+	assert.Equal(t, explicit, st[0].Definitions[0].Schema, "the definitions are kept as written")
 }
 
 // FuzzValidate: validation of arbitrary values never panics.

@@ -1,0 +1,317 @@
+package adapt_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+
+	"github.com/topoflow/topoflow/deploy/samples"
+	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/decode"
+)
+
+// The adapters are Cluster API's conversion restated: for any object, the hub value an adapter
+// gives encodes to the JSON model/api/conversion gives (Cluster API v1.14's generated conversion
+// and conversion webhook, on Cluster API's own types). The repository's documents test real
+// shapes, random objects every field.
+
+// hubJSON is what Cluster API's conversion makes of a v1beta1 object, and what the adapter makes.
+type hubJSON struct {
+	clusterAPI func(v1beta1JSON []byte) (map[string]any, error)
+	adapter    func(obj any) (any, error)
+	v1beta1    func() any
+	// unique gives a random object's list entries the distinct keys the API server would insist
+	// on (Cluster API's conversion pairs entries up by them).
+	unique func(obj any)
+	// depth is how deep random values go (a variable schema contains schemas, so its kind
+	// stops earlier).
+	depth int
+}
+
+var kinds = map[string]hubJSON{
+	"ClusterClass": {
+		clusterAPI: conversion.ClusterClassV1Beta2,
+		adapter:    func(o any) (any, error) { return adapt.ClusterClassToHub(o.(*v1beta1.ClusterClass)), nil },
+		v1beta1:    func() any { return &v1beta1.ClusterClass{} },
+		depth:      8,
+		unique: func(o any) {
+			c := o.(*v1beta1.ClusterClass)
+			for i := range c.Spec.Variables {
+				c.Spec.Variables[i].Name = fmt.Sprintf("v%d", i)
+			}
+			for i := range c.Spec.Patches {
+				c.Spec.Patches[i].Name = fmt.Sprintf("p%d", i)
+			}
+			for i := range c.Status.Variables {
+				c.Status.Variables[i].Name = fmt.Sprintf("v%d", i)
+				for j := range c.Status.Variables[i].Definitions {
+					c.Status.Variables[i].Definitions[j].From = fmt.Sprintf("f%d", j)
+				}
+			}
+		},
+	},
+	"Cluster": {
+		clusterAPI: conversion.ClusterV1Beta2,
+		adapter:    func(o any) (any, error) { return adapt.ClusterToHub(o.(*v1beta1.Cluster)) },
+		v1beta1:    func() any { return &v1beta1.Cluster{} },
+		unique:     func(any) {},
+		depth:      16,
+	},
+	"MachineDeployment": {
+		clusterAPI: func(js []byte) (map[string]any, error) { return conversion.ObjectV1Beta2("MachineDeployment", js) },
+		adapter:    func(o any) (any, error) { return adapt.MachineDeploymentToHub(o.(*v1beta1.MachineDeployment)) },
+		v1beta1:    func() any { return &v1beta1.MachineDeployment{} },
+		unique:     func(any) {},
+		depth:      16,
+	},
+	"MachinePool": {
+		clusterAPI: machinePoolV1Beta2,
+		adapter:    func(o any) (any, error) { return adapt.MachinePoolToHub(o.(*v1beta1.MachinePool)) },
+		v1beta1:    func() any { return &v1beta1.MachinePool{} },
+		unique:     func(any) {},
+		depth:      16,
+	},
+}
+
+// machinePoolV1Beta2 is ConvertMachinePoolV1Beta1ToHub: conversion.ObjectV1Beta2 (which converts
+// the MachinePools topoflow writes, without a status) and the webhook's readiness flags moved to
+// status.initialization (true, or unset: there is no conversion data).
+func machinePoolV1Beta2(js []byte) (map[string]any, error) {
+	out, err := conversion.ObjectV1Beta2("MachinePool", js)
+	if err != nil {
+		return nil, err
+	}
+	var src capiv1beta1.MachinePool
+	if err := json.Unmarshal(js, &src); err != nil {
+		return nil, err
+	}
+	initialization := map[string]any{}
+	if src.Status.BootstrapReady {
+		initialization["bootstrapDataSecretCreated"] = true
+	}
+	if src.Status.InfrastructureReady {
+		initialization["infrastructureProvisioned"] = true
+	}
+	if len(initialization) > 0 {
+		status, _ := out["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+			out["status"] = status
+		}
+		status["initialization"] = initialization
+	}
+	return out, nil
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	js, err := json.Marshal(v)
+	require.NoError(t, err)
+	return js
+}
+
+// asMap reads JSON as an object read from the API server reads (whole numbers as int64), as
+// model/api/conversion gives it.
+func asMap(t *testing.T, js []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, utiljson.Unmarshal(js, &m))
+	return m
+}
+
+// sameAsClusterAPI converts in both ways and compares; an error of Cluster API's conversion must
+// be an error of the adapter's.
+func sameAsClusterAPI(t *testing.T, kind string, in any) bool {
+	t.Helper()
+	k := kinds[kind]
+	want, wantErr := k.clusterAPI(mustMarshal(t, in))
+	got, gotErr := k.adapter(in)
+	if wantErr != nil || gotErr != nil {
+		return assert.Equal(t, wantErr != nil, gotErr != nil, "errors: Cluster API %v, adapter %v", wantErr, gotErr)
+	}
+	return assert.Equal(t, want, asMap(t, mustMarshal(t, got)))
+}
+
+func TestSamplesConvertAsClusterAPI(t *testing.T) {
+	class, cluster, err := samples.Typed()
+	require.NoError(t, err)
+	sameAsClusterAPI(t, "ClusterClass", class)
+	sameAsClusterAPI(t, "Cluster", cluster)
+
+	files, err := filepath.Glob("../../../decode/testdata/seeds/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	seen := map[string]int{}
+	for _, file := range files {
+		f, err := os.Open(file)
+		require.NoError(t, err)
+		docs, err := decode.Documents(f)
+		f.Close()
+		require.NoError(t, err, file)
+		for _, u := range docs {
+			k, ok := kinds[u.GetKind()]
+			if !ok || u.GetAPIVersion() != "cluster.x-k8s.io/v1beta1" {
+				continue
+			}
+			obj := k.v1beta1()
+			_, err := decode.Lenient(u, obj)
+			require.NoError(t, err, file)
+			t.Run(filepath.Base(file)+"/"+u.GetName(), func(t *testing.T) { sameAsClusterAPI(t, u.GetKind(), obj) })
+			seen[u.GetKind()]++
+		}
+	}
+	assert.NotZero(t, seen["ClusterClass"])
+	assert.NotZero(t, seen["Cluster"])
+}
+
+// Property: random v1beta1 objects (random values in every field, at random depths) convert as
+// Cluster API converts them.
+func TestRandomObjectsConvertAsClusterAPI(t *testing.T) {
+	for kind, k := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			for seed := int64(1); seed <= 300; seed++ {
+				random := k.v1beta1()
+				filler{rand.New(rand.NewSource(seed)), k.depth}.fill(reflect.ValueOf(random).Elem(), 0)
+				k.unique(random)
+				// The object as its JSON reads back: a Go value can hold what JSON cannot say (an
+				// empty but non-nil map makes its struct non-zero).
+				in := k.v1beta1()
+				require.NoError(t, json.Unmarshal(mustMarshal(t, random), in))
+				if !sameAsClusterAPI(t, kind, in) {
+					t.Logf("seed %d: %s", seed, mustMarshal(t, in))
+					return
+				}
+			}
+		})
+	}
+}
+
+// filler sets random values, zero values included, in everything a value holds; the types of
+// Kubernetes' API packages get values that encode (a JSON blob that is JSON, a time in seconds).
+type filler struct {
+	r        *rand.Rand
+	maxDepth int
+}
+
+func (f filler) fill(v reflect.Value, depth int) {
+	switch v.Addr().Interface().(type) {
+	case *metav1.TypeMeta:
+		return
+	case *metav1.ObjectMeta:
+		v.Set(reflect.ValueOf(metav1.ObjectMeta{Name: f.str(), Namespace: f.str(), Labels: f.labels(), Annotations: f.labels(), Generation: f.r.Int63n(5)}))
+		return
+	case *metav1.Time:
+		if f.r.Intn(4) > 0 {
+			v.Set(reflect.ValueOf(metav1.Unix(f.r.Int63n(2_000_000_000), 0).Rfc3339Copy()))
+		}
+		return
+	case *metav1.Duration:
+		// Fractions of a second and more than MaxInt32 seconds, both cut by the conversion.
+		d := time.Duration(f.r.Int63n(int64(100 * time.Second)))
+		if f.r.Intn(10) == 0 {
+			d = time.Duration(1<<31+f.r.Int63n(1000)) * time.Second
+		}
+		v.Set(reflect.ValueOf(metav1.Duration{Duration: d}))
+		return
+	case *apiextensionsv1.JSON:
+		blobs := []string{`{"a":1,"b":["x"]}`, `"s"`, `3`, `true`, `[1,2]`, `{}`}
+		v.Set(reflect.ValueOf(apiextensionsv1.JSON{Raw: []byte(blobs[f.r.Intn(len(blobs))])}))
+		return
+	case *intstr.IntOrString:
+		if f.r.Intn(2) == 0 {
+			v.Set(reflect.ValueOf(intstr.FromInt32(f.r.Int31n(10))))
+		} else {
+			v.Set(reflect.ValueOf(intstr.FromString(fmt.Sprintf("%d%%", f.r.Intn(100)))))
+		}
+		return
+	case *metav1.LabelSelector:
+		v.Set(reflect.ValueOf(metav1.LabelSelector{MatchLabels: f.labels()}))
+		return
+	case *unstructured.Unstructured:
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				f.fill(v.Field(i), depth+1)
+			}
+		}
+	case reflect.Pointer:
+		if depth < f.maxDepth && f.r.Intn(3) > 0 {
+			v.Set(reflect.New(v.Type().Elem()))
+			f.fill(v.Elem(), depth+1)
+		}
+	case reflect.Slice:
+		if depth < f.maxDepth {
+			n := f.r.Intn(3)
+			v.Set(reflect.MakeSlice(v.Type(), n, n))
+			for i := range n {
+				f.fill(v.Index(i), depth+1)
+			}
+		}
+	case reflect.Map:
+		if depth < f.maxDepth {
+			n := f.r.Intn(3)
+			v.Set(reflect.MakeMapWithSize(v.Type(), n))
+			for range n {
+				e := reflect.New(v.Type().Elem()).Elem()
+				f.fill(e, depth+1)
+				v.SetMapIndex(reflect.ValueOf(f.str()).Convert(v.Type().Key()), e)
+			}
+		}
+	case reflect.String:
+		v.SetString(f.str())
+	case reflect.Bool:
+		v.SetBool(f.r.Intn(2) == 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(f.r.Int63n(7) - 1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(f.r.Intn(7)))
+	default:
+		panic(fmt.Sprintf("filler: no value for %s", v.Type()))
+	}
+}
+
+// str is a short string, empty a quarter of the time; now and then an API version with a group,
+// or one that does not parse.
+func (f filler) str() string {
+	switch f.r.Intn(16) {
+	case 0, 1, 2, 3:
+		return ""
+	case 4:
+		return "infrastructure.cluster.x-k8s.io/v1beta1"
+	case 5:
+		return "a/b/c"
+	}
+	const letters = "abcxyz-.1"
+	b := make([]byte, 1+f.r.Intn(6))
+	for i := range b {
+		b[i] = letters[f.r.Intn(len(letters))]
+	}
+	return string(b)
+}
+
+func (f filler) labels() map[string]string {
+	if f.r.Intn(2) == 0 {
+		return nil
+	}
+	return map[string]string{"k" + f.str(): f.str()}
+}
