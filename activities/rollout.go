@@ -167,12 +167,14 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 	}
 	for i := range clusters {
 		c := &clusters[i]
-		out.Candidates = append(out.Candidates, rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels,
-			Windows: windowsOf(c)})
+		cand := rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels, Windows: windowsOf(c)}
 		if holds(c, fragment) {
-			continue
+			cand.Holds, cand.Generation = true, c.Generation
+			out.Candidates = append(out.Candidates, cand)
+			continue // nothing to write, nothing for admission to refuse
 		}
-		if _, err := a.applyChange(ctx, c, in.Rollout, fragment, true); err != nil {
+		out.Candidates = append(out.Candidates, cand)
+		if _, err := a.applyChange(ctx, c, in.Rollout, fragment, true); err != nil && !kube.IsNotFound(err) {
 			if why, refused := refusal(err); refused {
 				out.Refused = append(out.Refused, c.Namespace+"/"+c.Name+": "+why)
 				continue
@@ -280,7 +282,12 @@ func holds(c *clusterv1.Cluster, fragment map[string]any) bool {
 }
 
 // applyChange writes the change to one Cluster with server-side apply as the rollout's field
-// manager, with the claim annotation naming the Rollout (dryRun: admission only).
+// manager, with the claim annotation naming the Rollout (dryRun: admission only). Every Rollout
+// writes as that one manager, so the apply also names what earlier Rollouts wrote and the
+// rollout's manager still owns, at the Cluster's values (kube.Client.ApplyKeeping): server-side
+// apply would otherwise remove it (a class rebase after a version rollout would remove the
+// version). Through the client that remembers the written object in the worker's cache: the next
+// read of the Cluster must not see it from before the write (a hand change, it would say).
 func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by RolloutRef, fragment map[string]any, dryRun bool) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
@@ -288,12 +295,7 @@ func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by R
 			"annotations": map[string]any{rollout.ClaimAnnotation: by.String()}},
 		"spec": map[string]any{"topology": fragment},
 	}}
-	if !dryRun {
-		// Through the client that remembers the written object in the worker's cache: the next
-		// read of the Cluster must not see it from before the write (a hand change, it would say).
-		return a.Kube.Apply(ctx, obj, rollout.FieldManager)
-	}
-	return a.Kube.ApplyDryRun(ctx, obj, rollout.FieldManager)
+	return a.Kube.ApplyKeeping(ctx, obj, rollout.FieldManager, dryRun)
 }
 
 // refusal says whether an error is admission's (or the schema's) answer to the change, and why.
@@ -353,6 +355,10 @@ func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string,
 		return res, nil
 	}
 	u, err := a.applyChange(ctx, c, by, fragment, false)
+	if kube.IsNotFound(err) {
+		res.Gone = true // deleted since it was read
+		return res, nil
+	}
 	if why, refused := refusal(err); refused {
 		res.Refused = why
 		return res, nil
@@ -495,7 +501,7 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 		return fmt.Errorf("writing the status of Rollout %s: %w", in.Rollout, err)
 	}
 	c := st.Counts
-	for state, n := range map[string]int32{"pending": c.Pending, "changing": c.Changing, "done": c.Done, "failed": c.Failed, "skipped": c.Skipped} {
+	for state, n := range map[string]int32{"pending": c.Pending, "waiting": c.Waiting, "changing": c.Changing, "done": c.Done, "failed": c.Failed, "skipped": c.Skipped} {
 		metrics.RolloutClusters.WithLabelValues(in.Rollout.String(), state).Set(float64(n))
 	}
 	for _, s := range st.Stages {

@@ -3,8 +3,10 @@
 # and v1beta2 and store v1beta2, as Cluster API v1.11+ does, converted by the worker's own webhook
 # (TOPOFLOW_CRDS=v1beta2 deploy/stack/run.sh, the simulated providers and the sample class), and
 # runs tests/v1beta2: a Cluster written as v1beta2 created, upgraded and deleted; a Cluster's
-# v1beta2 status (conditions, replica counters, kubectl's printer columns). Uses the "test"
-# stack (purged first and afterwards; KEEP_STACK=1 keeps it).
+# v1beta2 status (conditions, replica counters, kubectl's printer columns); Rollouts (a class
+# rebase, then a variable change with maintenance windows) over Clusters created as v1beta2;
+# `kubectl apply --server-side` of partial v1beta1 Clusters. Uses the "test" stack (or
+# $TOPOFLOW_STACK; purged first and afterwards; KEEP_STACK=1 keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TOPOFLOW_STACK="${TOPOFLOW_STACK:-test}" TOPOFLOW_CRDS=v1beta2
@@ -19,7 +21,7 @@ deploy/stack/down.sh --purge >/dev/null 2>&1 || true
 deploy/stack/run.sh
 source "$STACK_DIR/env"
 status=0
-KUBECTL="$BIN/kubectl" go test -tags v1beta2 -count=1 -timeout 10m -v ./tests/v1beta2/... || status=$?
+KUBECTL="$BIN/kubectl" go test -tags v1beta2 -count=1 -timeout 20m -v ./tests/v1beta2/... || status=$?
 # The worker and the starter speak v1beta2 to this stack (v1beta1 is deprecated here, as in Cluster
 # API v1.11+): no deprecation warning, and no field of what they read dropped.
 for log in worker starter; do

@@ -165,7 +165,8 @@ func writeRollout(out io.Writer, r *rolloutv1.Rollout) error {
 		fmt.Fprintf(out, "  approval: %s (starter rollout approve %s/%s)\n", st.PendingApproval, r.Namespace, r.Name)
 	}
 	c := st.Counts
-	fmt.Fprintf(out, "  clusters: %d total, %d done, %d changing, %d pending, %d failed, %d skipped\n", c.Total, c.Done, c.Changing, c.Pending, c.Failed, c.Skipped)
+	fmt.Fprintf(out, "  clusters: %d total, %d done, %d changing, %d waiting for a window, %d pending, %d failed, %d skipped\n",
+		c.Total, c.Done, c.Changing, c.Waiting, c.Pending, c.Failed, c.Skipped)
 	if stages := stageTimes(st.Stages); stages != "" {
 		fmt.Fprintf(out, "  stages:   %s\n", stages)
 	}

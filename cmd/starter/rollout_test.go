@@ -18,7 +18,7 @@ func TestWriteRollout(t *testing.T) {
 	later := metav1.NewTime(at.Add(90 * time.Second))
 	r := &rolloutv1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "edge", Generation: 2},
 		Status: rolloutv1.RolloutStatus{ObservedGeneration: 2, Phase: "WaitingForApproval", Stage: "canary", PendingApproval: "canary/after@gen-2",
-			Counts: rolloutv1.Counts{Total: 3, Done: 1, Pending: 2},
+			Counts: rolloutv1.Counts{Total: 4, Done: 1, Waiting: 1, Pending: 2},
 			Stages: []rolloutv1.StageStatus{{Name: "canary", StartedAt: &at, FinishedAt: &later}, {Name: "rest", StartedAt: &later}},
 			Conditions: []metav1.Condition{
 				{Type: "WaitingForApproval", Status: metav1.ConditionTrue, Message: "approve it"},
@@ -37,7 +37,7 @@ func TestWriteRollout(t *testing.T) {
 		"Rollout fleet/edge (generation 2, following 2)",
 		"phase:    WaitingForApproval",
 		"approval: canary/after@gen-2 (starter rollout approve fleet/edge)",
-		"clusters: 3 total, 1 done, 0 changing, 2 pending, 0 failed, 0 skipped",
+		"clusters: 4 total, 1 done, 0 changing, 1 waiting for a window, 2 pending, 0 failed, 0 skipped",
 		"stages:   canary 1m30s, rest running since 2026-11-25T12:01:30Z",
 		"WaitingForApproval: approve it",
 		"fleet/edge-01  canary  Done",

@@ -181,7 +181,7 @@ func (s *Server) mutateCluster(ctx context.Context, req *admissionv1.AdmissionRe
 			return invalid(clusterKind, c.Name, errs)
 		}
 	}
-	return patched(req.Object.Raw, "spec", c.Spec)
+	return patchedLeavingOut(req.Object.Raw, "spec", c.Spec)
 }
 
 // validateCluster checks a Cluster on create and update (with the old object), against its
@@ -254,7 +254,7 @@ func (s *Server) mutateClusterClass(_ context.Context, req *admissionv1.Admissio
 		return badRequest("decoding the ClusterClass: %v", err)
 	}
 	validation.DefaultClusterClass(class)
-	return patched(req.Object.Raw, "spec", class.Spec)
+	return patchedLeavingOut(req.Object.Raw, "spec", class.Spec)
 }
 
 // validateClusterClass checks a ClusterClass on create and update (with the Clusters using it,

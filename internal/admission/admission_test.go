@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/deploy/samples"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -140,6 +141,36 @@ func TestMutateCluster(t *testing.T) {
 	assert.Empty(t, string(again.Patch), "defaulting a defaulted Cluster changes nothing")
 }
 
+// TestClusterWithoutVersion: a Cluster whose topology has no version (what server-side apply
+// leaves when the only manager of the version stops naming it) is not given the version "v":
+// defaulting patches none in, and validation says the version is required.
+func TestClusterWithoutVersion(t *testing.T) {
+	class, cluster := sample(t)
+	s := &Server{Reads: &fakeReads{class: class}}
+	obj := withVersion(cluster, "")
+	delete(obj["spec"].(map[string]any)["topology"].(map[string]any), "version")
+
+	resp := call(t, s, PathMutateCluster, admissionv1.Update, obj, withVersion(cluster, "v1.31.2"))
+	require.True(t, resp.Allowed, "%v", resp.Result)
+	defaulted, _ := json.Marshal(obj)
+	if len(resp.Patch) > 0 {
+		p, err := jsonpatch.DecodePatch(resp.Patch)
+		require.NoError(t, err)
+		defaulted, err = p.Apply(defaulted)
+		require.NoError(t, err)
+	}
+	var got clusterv1.Cluster
+	require.NoError(t, json.Unmarshal(defaulted, &got))
+	assert.Empty(t, got.Spec.Topology.Version, "no version made up")
+
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(defaulted, &raw))
+	resp = call(t, s, PathValidateCluster, admissionv1.Update, raw, withVersion(cluster, "v1.31.2"))
+	require.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "spec.topology.version: Required value")
+	assert.NotContains(t, resp.Result.Message, `"v"`)
+}
+
 // TestValidateCluster: Cluster API's rules with the old object; an absent class warns on create
 // and refuses on update.
 func TestValidateCluster(t *testing.T) {
@@ -209,7 +240,46 @@ func TestDiff(t *testing.T) {
 		{Op: "replace", Path: "/spec/c/x~1y", Value: 2.0},
 		{Op: "add", Path: "/spec/d", Value: true},
 		{Op: "remove", Path: "/spec/b"},
-	}, diff("/spec", have, want, nil))
+	}, diff("/spec", have, want, nil, false))
+
+	// Leaving out empty values: a new key holding nothing is not added; a change still is.
+	want["e"] = map[string]any{"metadata": map[string]any{}, "f": ""}
+	want["a"] = ""
+	assert.Equal(t, []op{
+		{Op: "replace", Path: "/spec/a", Value: ""},
+		{Op: "replace", Path: "/spec/c/x~1y", Value: 2.0},
+		{Op: "add", Path: "/spec/d", Value: true},
+		{Op: "remove", Path: "/spec/b"},
+	}, diff("/spec", have, want, nil, true))
+}
+
+// TestMutateClusterAsConverted: a defaulted Cluster as the conversion from v1beta2 serves it as
+// v1beta1 (without the empty fields Cluster API's v1beta1 types write, such as
+// spec.topology.controlPlane.metadata: {}) gets no patch: a v1beta1 write that changes nothing
+// changes nothing (no new generation).
+func TestMutateClusterAsConverted(t *testing.T) {
+	class, cluster := sample(t)
+	s := &Server{Reads: &fakeReads{class: class}}
+	resp := call(t, s, PathMutateCluster, admissionv1.Create, cluster, nil)
+	require.True(t, resp.Allowed)
+	defaulted, _ := json.Marshal(cluster)
+	if len(resp.Patch) > 0 {
+		p, err := jsonpatch.DecodePatch(resp.Patch)
+		require.NoError(t, err)
+		defaulted, err = p.Apply(defaulted)
+		require.NoError(t, err)
+	}
+	hub, err := conversion.ClusterV1Beta2(defaulted)
+	require.NoError(t, err)
+	hubJSON, _ := json.Marshal(hub)
+	served, err := conversion.ClusterV1Beta1(hubJSON, func(string, string) (string, error) { return "v1beta1", nil })
+	require.NoError(t, err)
+	topo := served["spec"].(map[string]any)["topology"].(map[string]any)
+	md1 := topo["workers"].(map[string]any)["machineDeployments"].([]any)[1].(map[string]any)
+	require.NotContains(t, md1, "metadata", "the conversion serves no empty metadata (md-1 has none)")
+	resp = call(t, s, PathMutateCluster, admissionv1.Update, served, served)
+	require.True(t, resp.Allowed)
+	assert.Empty(t, string(resp.Patch), "nothing to default")
 }
 
 // TestDeployedConfigurations: deploy/webhook/webhooks.yaml registers exactly what

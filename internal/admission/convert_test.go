@@ -82,3 +82,39 @@ func TestConvert(t *testing.T) {
 	assert.Equal(t, metav1.StatusFailure, resp.Result.Status)
 	assert.Contains(t, resp.Result.Message, "Cluster default/demo: cannot convert cluster.x-k8s.io/v1beta1 to cluster.x-k8s.io/v1alpha4")
 }
+
+// TestConvertPartial: the webhook converts partial objects (what the API server converts while it
+// merges a server-side apply made in one version with what managers own in the other) to
+// exactly their fields, both ways: a v1beta2 Cluster naming only its control plane's replicas
+// reads as a v1beta1 one naming only them (no class or version ""), and a v1beta1 ClusterClass
+// naming one variable as a v1beta2 one naming it alone.
+func TestConvertPartial(t *testing.T) {
+	s := &Server{Versions: func(group, kind string) (string, error) { return "v1beta1", nil }}
+	for _, tc := range []struct {
+		desired  string
+		in, want string
+	}{
+		{"cluster.x-k8s.io/v1beta1",
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"rc-0","namespace":"default"},"spec":{"topology":{"controlPlane":{"replicas":3}}}}`,
+			`{"topology":{"controlPlane":{"replicas":3}}}`},
+		{"cluster.x-k8s.io/v1beta2",
+			`{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Cluster","metadata":{"name":"rc-0","namespace":"default"},"spec":{"topology":{"class":"quick-start-2"}}}`,
+			`{"topology":{"classRef":{"name":"quick-start-2"}}}`},
+		{"cluster.x-k8s.io/v1beta1",
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"ClusterClass","metadata":{"name":"qs","namespace":"default"},"spec":{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string"}}}]}}`,
+			`{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string"}}}]}`},
+		{"cluster.x-k8s.io/v1beta2",
+			`{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"qs","namespace":"default"},"spec":{"variables":[{"name":"region","schema":{"openAPIV3Schema":{"type":"string"}}}]}}`,
+			`{"variables":[{"name":"region","schema":{"openAPIV3Schema":{"type":"string"}}}]}`},
+	} {
+		resp := review(t, s, tc.desired, json.RawMessage(tc.in))
+		require.Equal(t, metav1.StatusSuccess, resp.Result.Status, resp.Result.Message)
+		require.Len(t, resp.ConvertedObjects, 1)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(resp.ConvertedObjects[0].Raw, &out))
+		assert.Equal(t, tc.desired, out["apiVersion"])
+		assert.Nil(t, out["status"], "no status from nothing: %s", resp.ConvertedObjects[0].Raw)
+		spec, _ := json.Marshal(out["spec"])
+		assert.JSONEq(t, tc.want, string(spec), "%s to %s", tc.in, tc.desired)
+	}
+}

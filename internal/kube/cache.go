@@ -387,9 +387,13 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 		return nil, false, err
 	}
 	var items []any
-	if cluster, ok := selector.RequiresExactMatch(labels.ClusterName); ok && ns != "" {
+	cluster, byName := selector.RequiresExactMatch(labels.ClusterName)
+	switch {
+	case ns == "":
+		items = inf.GetStore().List() // every namespace (the namespace index of "" holds only cluster-scoped objects)
+	case byName:
 		items, err = inf.GetIndexer().ByIndex(byCluster, ns+"/"+cluster)
-	} else {
+	default:
 		items, err = inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 	}
 	if err != nil {

@@ -8,7 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
 var widgets = schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "widgets"}
@@ -224,5 +227,27 @@ func TestCaughtUp(t *testing.T) {
 				t.Fatalf("kept = %v, want %v", kept, tt.wantKept)
 			}
 		})
+	}
+}
+
+// TestListEveryNamespace: a list of a namespaced resource in every namespace ("") returns the
+// objects of every namespace (the informer's namespace index of "" holds only cluster-scoped
+// ones: a ClusterClass's delete guard lists the Clusters of every namespace).
+func TestListEveryNamespace(t *testing.T) {
+	objs := []runtime.Object{}
+	for _, ns := range []string{"a", "b"} {
+		u := widget("1")
+		u.SetNamespace(ns)
+		objs = append(objs, u)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{widgets: "WidgetList"}, objs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := NewCache(ctx, dyn, slog.Default())
+	for ns, want := range map[string]int{"": 2, "a": 1, "c": 0} {
+		items, served, err := c.list(ctx, widgets, ns, k8slabels.Everything(), false)
+		if err != nil || !served || len(items) != want {
+			t.Errorf("list in %q: %d items (served %v, %v), want %d", ns, len(items), served, err, want)
+		}
 	}
 }

@@ -67,7 +67,7 @@ var (
 		Help: "Latency of lifecycle hook calls (all handlers of the hook), by hook.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}, []string{"hook"})
 	// Upgrade workflows running (the starter counts them in Temporal's visibility store).
 	UpgradesInProgress = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topoflow", Name: "upgrades_in_progress", Help: "ClusterUpgrade workflows running."})
-	// The Clusters of each Rollout by state (pending, changing, done, failed, skipped), as its
+	// The Clusters of each Rollout by state (pending, waiting, changing, done, failed, skipped), as its
 	// last status write reported them.
 	RolloutClusters = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "topoflow", Name: "rollout_clusters",
 		Help: "Clusters of a Rollout by state, as its last status write reported them."}, []string{"rollout", "state"})

@@ -19,6 +19,10 @@ type Candidate struct {
 	// Windows is the Cluster's own maintenance windows (annotation topoflow.dev/maintenance-windows);
 	// nil: the rollout's.
 	Windows []string `json:"windows,omitempty"`
+	// Holds: its spec.topology already holds the change (see Holds), at Generation: its turn
+	// needs no write, and it does not wait for a window.
+	Holds      bool  `json:"holds,omitempty"`
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Key is "namespace/name".
@@ -68,6 +72,9 @@ func Freeze(spec rolloutv1.RolloutSpec, generation int64, cands []Candidate) (*S
 	}
 	for i, c := range cands {
 		cl := Cluster{Namespace: c.Namespace, Name: c.Name, Windows: c.Windows, Stage: stageOf[i], State: Pending}
+		if c.Holds {
+			cl.Holds, cl.Generation = true, c.Generation
+		}
 		if !taken[i] {
 			cl.Stage, cl.State, cl.Message = -1, Skipped, "no stage takes it"
 		}

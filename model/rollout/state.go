@@ -53,6 +53,11 @@ type Cluster struct {
 	// Until is when a soak ends (Soaking) or the window opens (WaitingForWindow).
 	Until   time.Time `json:"until,omitzero"`
 	Message string    `json:"msg,omitempty"`
+	// Holds: the Cluster's spec already held the change when the rollout selected it (at
+	// Generation). Its turn needs no write: it is followed to done at once, in or out of its
+	// windows, without a place of the concurrency limit (see Start). Cleared when it turns out
+	// not to hold any more; it is then written in its turn like any other.
+	Holds bool `json:"holds,omitempty"`
 }
 
 // Key is "namespace/name".
@@ -74,8 +79,13 @@ func (s *State) finish(c *Cluster, st ClusterState, msg string, now time.Time) {
 // Terminal: the rollout is through with the Cluster.
 func (c *Cluster) Terminal() bool { return c.State == Done || c.State == Failed || c.State == Skipped }
 
-// InFlight: written and not yet through (what the rollout observes).
+// InFlight: written (or, when it already held the change, started) and not yet through: what the
+// rollout observes.
 func (c *Cluster) InFlight() bool { return c.State == Progressing || c.State == Soaking }
+
+// written: in flight with a write of the rollout's (one that already held the change is not):
+// what takes a place of the concurrency limit.
+func (c *Cluster) written() bool { return c.InFlight() && !c.Holds }
 
 // State is a rollout in progress: the frozen spec and selection, where it is, and what operators
 // said. It is the workflow's whole state, carried across continue-as-new.
@@ -309,6 +319,10 @@ func (s *State) observe(o Observation) {
 		switch {
 		case seen.Gone:
 			s.finish(c, Skipped, "the Cluster was deleted", now)
+		case !seen.Holds && c.Holds:
+			// Followed without a write, and the change no longer holds: it waits for its turn.
+			c.State, c.Holds, c.Generation, c.Started, c.Until = Pending, false, 0, time.Time{}, time.Time{}
+			c.Message = "no longer holds the change it held when the rollout started; it is written in its turn"
 		case !seen.Holds:
 			s.finish(c, Failed, "another field manager changed what the rollout wrote before the Cluster was done", now)
 		case c.State == Progressing && seen.Done && st.SoakAfterCluster.Duration > 0:
@@ -362,16 +376,15 @@ func (s *State) advanceStages(now time.Time, windows map[string]Openings, a *Act
 	}
 }
 
-// runStage starts the stage's Clusters it may and says whether all of them are through. A
-// Cluster outside its maintenance window waits without holding a place of the concurrency
-// limit; one the rollout is paused for is not started.
+// runStage starts the stage's Clusters it may (Start decides each) and says whether all of them
+// are through.
 func (s *State) runStage(now time.Time, windows map[string]Openings, a *Actions) bool {
 	st := s.StageOf(s.Stage)
 	limit := max(int(st.MaxConcurrent), 1)
-	inFlight, through := 0, true
+	written, through := 0, true
 	for i := range s.Clusters {
-		if c := &s.Clusters[i]; c.Stage == s.Stage && c.InFlight() {
-			inFlight++
+		if c := &s.Clusters[i]; c.Stage == s.Stage && c.written() {
+			written++
 		}
 	}
 	for i := range s.Clusters {
@@ -380,31 +393,98 @@ func (s *State) runStage(now time.Time, windows map[string]Openings, a *Actions)
 			continue
 		}
 		through = false
-		if c.InFlight() || s.Paused || s.AnnotationPaused || inFlight >= limit {
+		if c.InFlight() {
 			continue
 		}
-		if texts, whose := s.windowsOf(c); len(texts) > 0 {
-			op, read := windows[WindowsKey(texts)]
-			switch next := op.NextOpen(now); {
-			case !read:
-				continue // not read this time (the workflow asks for every list WindowLists names)
-			case op.Err != "":
-				s.finish(c, Failed, whose+": "+op.Err, now)
-				continue
-			case next.IsZero():
-				c.State, c.Until, c.Message = WaitingForWindow, now.Add(24*time.Hour), "its maintenance windows do not open within "+OpeningHorizon.String()
-				continue
-			case next.After(now):
-				c.State, c.Until, c.Message = WaitingForWindow, next, "outside its maintenance window; it opens "+next.UTC().Format(time.RFC3339)
-				continue
-			}
+		texts, whose := s.windowsOf(c)
+		op, read := windows[WindowsKey(texts)]
+		d := Start(StartInput{Holds: c.Holds, Paused: s.Paused || s.AnnotationPaused, PlaceFree: written < limit,
+			Windowed: len(texts) > 0, WindowsRead: read, Windows: op, Now: now})
+		switch d.Do {
+		case StartFollow:
+			c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "already holds the change: not written, followed to done"
+			s.note(false, "ClusterStarted", "stage %s: %s already holds the change; following it", st.Name, c.Key())
+		case StartWrite:
+			c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "writing the change"
+			s.note(false, "ClusterStarted", "stage %s: changing %s", st.Name, c.Key())
+			a.Write = append(a.Write, c.Key())
+			written++
+		case StartWait:
+			c.State, c.Until, c.Message = WaitingForWindow, d.Until, d.Why
+		case StartFail:
+			s.finish(c, Failed, whose+": "+d.Why, now)
 		}
-		c.State, c.Started, c.Until, c.Message = Progressing, now, time.Time{}, "writing the change"
-		s.note(false, "ClusterStarted", "stage %s: changing %s", st.Name, c.Key())
-		a.Write = append(a.Write, c.Key())
-		inFlight++
 	}
 	return through
+}
+
+// Starting is what becomes now of a Cluster of the running stage that has not started.
+type Starting string
+
+const (
+	// StartNone: it stays as it is for now (paused, no place free, or its windows not read
+	// this time).
+	StartNone Starting = ""
+	// StartFollow: its spec already holds the change: it is followed to done without a write,
+	// in or out of its windows, and takes no place of the concurrency limit.
+	StartFollow Starting = "Follow"
+	// StartWrite: the change is written now.
+	StartWrite Starting = "Write"
+	// StartWait: it waits for its maintenance window (until Until), without taking a place.
+	StartWait Starting = "Wait"
+	// StartFail: its windows cannot be laid out (Why).
+	StartFail Starting = "Fail"
+)
+
+// StartInput is what the start of one Cluster depends on.
+type StartInput struct {
+	// Holds: its spec already holds the change (read when the rollout started).
+	Holds bool
+	// Paused: the rollout is paused (by an operator or the Rollout's annotation).
+	Paused bool
+	// PlaceFree: the stage's concurrency limit has a place for one more write.
+	PlaceFree bool
+	// Windowed: the Cluster has maintenance windows (its own or the rollout's); WindowsRead: the
+	// observation laid them out (Windows).
+	Windowed, WindowsRead bool
+	Windows               Openings
+	Now                   time.Time
+}
+
+// StartDecision is Start's answer: what to do, until when a Cluster waits, and why.
+type StartDecision struct {
+	Do    Starting
+	Until time.Time
+	Why   string
+}
+
+// Start decides whether a Cluster of the running stage starts now. A paused rollout starts
+// nothing. A Cluster whose spec already holds the change needs no write: it is followed to done
+// at once, whatever its windows say and whether or not a place is free. Otherwise the change is
+// written when a place of the concurrency limit is free and the Cluster is inside one of its
+// maintenance windows; outside them it waits, without taking a place.
+func Start(in StartInput) StartDecision {
+	switch {
+	case in.Paused:
+		return StartDecision{}
+	case in.Holds:
+		return StartDecision{Do: StartFollow}
+	case !in.PlaceFree:
+		return StartDecision{}
+	case !in.Windowed:
+		return StartDecision{Do: StartWrite}
+	case !in.WindowsRead:
+		return StartDecision{} // not read this time (the workflow asks for every list WindowLists names)
+	case in.Windows.Err != "":
+		return StartDecision{Do: StartFail, Why: in.Windows.Err}
+	}
+	switch next := in.Windows.NextOpen(in.Now); {
+	case next.IsZero():
+		return StartDecision{Do: StartWait, Until: in.Now.Add(24 * time.Hour), Why: "its maintenance windows do not open within " + OpeningHorizon.String()}
+	case next.After(in.Now):
+		return StartDecision{Do: StartWait, Until: next, Why: "outside its maintenance window; it opens " + next.UTC().Format(time.RFC3339)}
+	}
+	return StartDecision{Do: StartWrite}
 }
 
 // windowsOf are a Cluster's windows (its own, else the rollout's) and whose they are.
@@ -415,14 +495,15 @@ func (s *State) windowsOf(c *Cluster) ([]string, string) {
 	return s.Spec.MaintenanceWindows, "spec.maintenanceWindows"
 }
 
-// WindowLists are the lists of windows of the Clusters not yet started, each once, in WindowsKey
-// order: what the next Observation's Windows must hold.
+// WindowLists are the lists of windows of the Clusters not yet started (and of those followed
+// because they held the change, which wait for them if they stop holding it), each once, in
+// WindowsKey order: what the next Observation's Windows must hold.
 func (s *State) WindowLists() [][]string {
 	byKey := map[string][]string{}
 	for i := range s.Clusters {
 		c := &s.Clusters[i]
-		if c.State != Pending && c.State != WaitingForWindow {
-			continue
+		if c.State != Pending && c.State != WaitingForWindow && !(c.Holds && c.InFlight()) {
+			continue // one followed because it held the change needs them if it stops holding it
 		}
 		if texts, _ := s.windowsOf(c); len(texts) > 0 {
 			byKey[WindowsKey(texts)] = texts

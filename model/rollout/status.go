@@ -82,8 +82,8 @@ func (s *State) Status() rolloutv1.RolloutStatus {
 			if opens.IsZero() || c.Until.Before(opens) {
 				opens = c.Until
 			}
-			st.Counts.Changing++
-		default:
+			st.Counts.Waiting++
+		default: // Progressing, Soaking
 			st.Counts.Changing++
 		}
 	}

@@ -54,7 +54,11 @@ func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass)
 		errs = append(errs, field.Required(tp.Child("class"), ""))
 	}
 	version, err := ParseVersion(topo.Version)
-	if err != nil {
+	switch {
+	case topo.Version == "":
+		// Never set (defaulting leaves an empty version empty, see DefaultCluster).
+		errs = append(errs, field.Required(tp.Child("version"), "a Kubernetes version such as v1.31.2"))
+	case err != nil:
 		errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, err.Error()))
 	}
 	if topo.ClassNamespace != "" && len(validation.IsDNS1123Label(topo.ClassNamespace)) > 0 {

@@ -15,7 +15,9 @@ import (
 
 // DefaultCluster applies the defaults Cluster API's Cluster webhook applies (webhooks.Cluster.Default),
 // so topoflow computes from the same Cluster whether or not a webhook ran:
-//   - a topology version without the "v" prefix gets one;
+//   - a topology version without the "v" prefix gets one; an empty version stays empty (Cluster
+//     API's webhook makes it "v", which then reads as "Version string empty": a version that is
+//     not there is reported as required instead);
 //   - the references without a namespace get the Cluster's;
 //   - a topology health check's remediation template without a namespace gets the Cluster's;
 //   - empty lists and maps in the topology are dropped: the webhook decodes and re-encodes the
@@ -40,7 +42,7 @@ func DefaultCluster(c *clusterv1.Cluster) error {
 		return fmt.Errorf("Cluster %s/%s: spec.topology: %w", c.Namespace, c.Name, err)
 	}
 	c.Spec.Topology = topo
-	if !strings.HasPrefix(topo.Version, "v") {
+	if topo.Version != "" && !strings.HasPrefix(topo.Version, "v") {
 		topo.Version = "v" + topo.Version
 	}
 	remediationNamespace := func(m *clusterv1.MachineHealthCheckTopology) {

@@ -22,6 +22,10 @@ func TestDefaultCluster(t *testing.T) {
 			func(t *testing.T, c *clusterv1.Cluster) { assert.Equal(t, "v1.31.2", c.Spec.Topology.Version) }},
 		{"version with v unchanged", func(c *clusterv1.Cluster) {},
 			func(t *testing.T, c *clusterv1.Cluster) { assert.Equal(t, "v1.31.2", c.Spec.Topology.Version) }},
+		// Cluster API's webhook (core/webhooks/admission Cluster.Default) would make it "v"; a
+		// version that is not there stays empty, and validation says it is required.
+		{"no version: none made up", func(c *clusterv1.Cluster) { c.Spec.Topology.Version = "" },
+			func(t *testing.T, c *clusterv1.Cluster) { assert.Equal(t, "", c.Spec.Topology.Version) }},
 		{"empty readinessGates dropped", func(c *clusterv1.Cluster) {
 			c.Spec.Topology.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{}
 			c.Spec.Topology.Workers.MachineDeployments[0].ReadinessGates = []clusterv1.MachineReadinessGate{}

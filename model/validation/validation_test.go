@@ -230,6 +230,8 @@ func TestClusterRules(t *testing.T) {
 		{"class required", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Class = "" }, "spec.topology.class: Required value"},
 		{"semver version", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Version = "1.31" },
 			`spec.topology.version: Invalid value: "1.31": must be a semantic version with a "v" prefix`},
+		{"version required", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) { c.Spec.Topology.Version = "" },
+			"spec.topology.version: Required value: a Kubernetes version such as v1.31.2"},
 		{"refs exclusive with topology", func(c *clusterv1.Cluster, _ *clusterv1.ClusterClass) {
 			c.Spec.InfrastructureRef = &corev1.ObjectReference{Kind: "SimCluster", Name: "x"}
 		}, "spec.infrastructureRef: Forbidden: must not be set when spec.topology is set"},

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -472,5 +473,56 @@ func TestRolloutByStrategy(t *testing.T) {
 	assert.Equal(t, map[string]int{"first": 1, "others": 2}, stages, "the strategy's stages took the Clusters")
 	for _, name := range []string{"c0", "c1", "c2"} {
 		assert.Equal(t, "v1.31.3", e.cluster(name).Spec.Topology.Version, name)
+	}
+}
+
+// TestRolloutRebaseThenVariable: a class rebase onto a compatible class (a copy of the sample
+// class under a new name), then a variable change, over the same two Clusters. Both Rollouts
+// write as topoflow-rollout; the second names only the variable, and the Clusters keep the class
+// the first wrote (server-side apply would remove a field its manager applied before and no
+// longer names, and admission would refuse a Cluster without its class).
+func TestRolloutRebaseThenVariable(t *testing.T) {
+	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second, Idle: 3 * time.Second}})
+	e.applyFile(classFile)
+	sample, err := kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Get(e.ctx, "quick-start", metav1.GetOptions{})
+	require.NoError(t, err)
+	spec, _, _ := unstructured.NestedMap(sample.Object, "spec")
+	_, err = kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Create(e.ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sample.GetAPIVersion(), "kind": "ClusterClass", "metadata": map[string]any{"name": "quick-start-v2", "namespace": e.ns},
+		"spec": spec}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	names := []string{"c0", "c1"}
+	e.readyClusters(names, nil)
+
+	for _, step := range []struct {
+		name   string
+		change map[string]any
+	}{
+		{"rebase", map[string]any{"class": "quick-start-v2"}},
+		{"region", map[string]any{"topology": map[string]any{"variables": []any{map[string]any{"name": "region", "value": "sim-east-1"}}}}},
+	} {
+		e.createRollout(step.name, map[string]any{"clusters": map[string]any{"selector": map[string]any{}}, "change": step.change,
+			"stages": []any{map[string]any{"name": "first", "count": int64(1)}, map[string]any{"name": "rest"}}})
+		e.eventually(2*time.Minute, step.name+" completed", func() (bool, string) {
+			st := e.rolloutStatus(step.name)
+			why := ""
+			if c := meta.FindStatusCondition(st.Conditions, "Progressing"); c != nil && c.Reason == "NotStarted" {
+				why = c.Message
+			}
+			return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s, %+v %s", st.Phase, st.Counts, why)
+		})
+		assert.Equal(t, rolloutv1.Counts{Total: 2, Done: 2}, e.rolloutStatus(step.name).Counts, step.name)
+	}
+	for _, name := range names {
+		c := e.cluster(name)
+		assert.Equal(t, "quick-start-v2", c.Spec.Topology.Class, "%s keeps the class the rebase wrote", name)
+		assert.Equal(t, "v1.31.2", c.Spec.Topology.Version, name)
+		region := ""
+		for _, v := range c.Spec.Topology.Variables {
+			if v.Name == "region" {
+				region = string(v.Value.Raw)
+			}
+		}
+		assert.Equal(t, `"sim-east-1"`, region, name)
 	}
 }

@@ -65,7 +65,7 @@ func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 	}
 
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "Cluster"
-	return toMap(dst)
+	return withoutFillers(v1beta1JSON, dst, nil)
 }
 
 // APIVersionOf names the API version a v1beta1 reference uses for an object of a group and kind
@@ -75,7 +75,9 @@ type APIVersionOf func(group, kind string) (string, error)
 
 // ClusterV1Beta1 converts a cluster.x-k8s.io/v1beta2 Cluster JSON into the v1beta1 JSON Cluster
 // API's conversion webhook serves for it (core/webhooks/conversion.ConvertClusterHubToV1Beta1),
-// with the v1beta2 object kept in DataAnnotation so that converting back loses nothing.
+// with the v1beta2 object kept in DataAnnotation so that converting back loses nothing. A field
+// the v1beta2 object does not have is not in the v1beta1 one either (see dropFillers), so a
+// partial object stays partial.
 func ClusterV1Beta1(v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any, error) {
 	src := &capiv1beta2.Cluster{}
 	if err := json.Unmarshal(v1beta2JSON, src); err != nil {
@@ -126,7 +128,7 @@ func ClusterV1Beta1(v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any,
 		return nil, err
 	}
 	dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), "Cluster"
-	return toMap(dst)
+	return withoutFillers(v1beta2JSON, dst, clusterFillers)
 }
 
 // contractReference is a v1beta1 object reference as v1beta2 holds it: API group, kind, name

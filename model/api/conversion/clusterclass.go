@@ -38,7 +38,7 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 		}
 	}
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "ClusterClass"
-	return toMap(dst)
+	return withoutFillers(v1beta1JSON, dst, clusterClassV1Beta2Fillers)
 }
 
 // restorePatchFlags sets the patch selectors' pointer booleans (matchResources) from the v1beta1
@@ -224,7 +224,7 @@ func restoreSchemaFlags(in *capiv1beta1.JSONSchemaProps, out *capiv1beta2.JSONSc
 
 // ClusterClassV1Beta1 converts a cluster.x-k8s.io/v1beta2 ClusterClass JSON into the v1beta1
 // JSON (core/webhooks/conversion.ConvertClusterClassHubToV1Beta1), with the v1beta2 object kept
-// in DataAnnotation.
+// in DataAnnotation; a partial object stays partial (see dropFillers).
 func ClusterClassV1Beta1(v1beta2JSON []byte) (map[string]any, error) {
 	src := &capiv1beta2.ClusterClass{}
 	if err := json.Unmarshal(v1beta2JSON, src); err != nil {
@@ -281,5 +281,5 @@ func ClusterClassV1Beta1(v1beta2JSON []byte) (map[string]any, error) {
 		return nil, err
 	}
 	dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), "ClusterClass"
-	return toMap(dst)
+	return withoutFillers(v1beta2JSON, dst, clusterClassFillers)
 }

@@ -66,6 +66,43 @@ func plain(t *testing.T, js []byte) map[string]any {
 	return m
 }
 
+// unset is a v1beta1 object as written by hand: without what v1beta1's Go types write when nothing
+// is set (an empty controlPlaneEndpoint, false status booleans, empty objects), which v1beta2
+// cannot hold either and its conversion leaves out.
+func unset(m map[string]any) map[string]any {
+	if ep, _, _ := unstructured.NestedMap(m, "spec", "controlPlaneEndpoint"); ep["host"] == "" && ep["port"] == int64(0) {
+		unstructured.RemoveNestedField(m, "spec", "controlPlaneEndpoint")
+	}
+	for _, f := range []string{"infrastructureReady", "controlPlaneReady"} {
+		if v, found, _ := unstructured.NestedBool(m, "status", f); found && !v {
+			unstructured.RemoveNestedField(m, "status", f)
+		}
+	}
+	var prune func(v any) bool
+	prune = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if prune(c) {
+					delete(x, k)
+				}
+			}
+			return len(x) == 0
+		case []any:
+			for _, c := range x {
+				prune(c)
+			}
+		}
+		return false
+	}
+	for _, k := range []string{"spec", "status"} {
+		if prune(m[k]) {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
 // v1beta1 -> v1beta2 -> v1beta1 gives back the sample, as written (the conversion data aside).
 func TestRoundTripFromV1Beta1(t *testing.T) {
 	t.Run("Cluster", func(t *testing.T) {
@@ -74,7 +111,7 @@ func TestRoundTripFromV1Beta1(t *testing.T) {
 		require.NoError(t, err)
 		back, err := ClusterV1Beta1(mustMarshal(t, hub), versions)
 		require.NoError(t, err)
-		want := plain(t, in)
+		want := unset(plain(t, in))
 		want["apiVersion"], want["kind"] = "cluster.x-k8s.io/v1beta1", "Cluster"
 		assert.Equal(t, want, withoutData(back))
 	})
@@ -87,7 +124,7 @@ func TestRoundTripFromV1Beta1(t *testing.T) {
 		assert.True(t, found, "v1beta2 names templates under templateRef")
 		back, err := ClusterClassV1Beta1(mustMarshal(t, hub))
 		require.NoError(t, err)
-		want := plain(t, in)
+		want := unset(plain(t, in))
 		want["apiVersion"], want["kind"] = "cluster.x-k8s.io/v1beta1", "ClusterClass"
 		assert.Equal(t, want, withoutData(back))
 	})

@@ -218,11 +218,14 @@ type StageStatus struct {
 type Counts struct {
 	Total   int32 `json:"total"`
 	Pending int32 `json:"pending"`
-	// Changing: written and not yet done, soaking, or waiting for their maintenance window.
+	// Changing: written (or found to hold the change already) and not yet done, or soaking.
 	Changing int32 `json:"changing"`
-	Done     int32 `json:"done"`
-	Failed   int32 `json:"failed"`
-	Skipped  int32 `json:"skipped"`
+	// Waiting: their turn has come, and they wait for their maintenance window to open.
+	// +optional
+	Waiting int32 `json:"waiting"`
+	Done    int32 `json:"done"`
+	Failed  int32 `json:"failed"`
+	Skipped int32 `json:"skipped"`
 	// LateMatches counts the Clusters that match the selection now and did not at the start.
 	// +optional
 	LateMatches int32 `json:"lateMatches,omitempty"`
@@ -251,6 +254,7 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Stage",type="string",JSONPath=".status.stage"
 // +kubebuilder:printcolumn:name="Done",type="integer",JSONPath=".status.counts.done"
 // +kubebuilder:printcolumn:name="Total",type="integer",JSONPath=".status.counts.total"
+// +kubebuilder:printcolumn:name="Waiting",type="integer",JSONPath=".status.counts.waiting",description="Clusters whose turn has come, waiting for their maintenance window"
 // +kubebuilder:printcolumn:name="Approval",type="string",JSONPath=".status.pendingApproval"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type Rollout struct {
