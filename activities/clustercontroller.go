@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/status"
@@ -30,15 +32,19 @@ import (
 // clusterV1Beta2 computes the v1beta2 status the Cluster controller role writes (status.ClusterV1Beta2)
 // from what Cluster API's Cluster controller reads: the infrastructure cluster and control plane
 // the Cluster references, its MachineDeployments and MachinePools, its ClusterClass's availability
-// gates; the topology condition and infrastructure readiness are the ones this write sets.
-func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Cluster, in StatusInput) (*clusterv1.ClusterV1Beta2Status, error) {
-	f := status.ClusterFacts{Cluster: cluster, InfrastructureProvisioned: in.InfrastructureReady}
+// gates; the topology condition and infrastructure readiness are the ones this write sets. The
+// answer is the hub's (status.conditions, status.controlPlane, status.workers).
+func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Cluster, in StatusInput) (*v1beta2.ClusterStatus, error) {
+	hub, err := adapt.ClusterToHub(cluster)
+	if err != nil {
+		return nil, err
+	}
+	f := status.ClusterFacts{Cluster: hub, InfrastructureProvisioned: in.InfrastructureReady}
 	for i := range in.Conditions {
 		if in.Conditions[i].Type == status.TopologyReconciled {
 			f.Topology = &in.Conditions[i]
 		}
 	}
-	var err error
 	if f.InfraCluster, err = a.referenced(ctx, cluster, cluster.Spec.InfrastructureRef); err != nil {
 		return nil, err
 	}
@@ -53,7 +59,7 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 		var fe *decode.FieldError
 		switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class); {
 		case err == nil:
-			f.ClassAvailabilityGates = class.Spec.AvailabilityGates
+			f.ClassAvailabilityGates = adapt.ClusterClassToHub(class).Spec.AvailabilityGates
 		case kube.IsNotFound(err), errors.As(err, &fe):
 			// No class to take gates from (the topology condition says why).
 		default:

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -267,15 +268,15 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	if in.ObservedGeneration > 0 {
 		next.ObservedGeneration = in.ObservedGeneration
 	}
-	next.Conditions = status.Merge(cluster.Status.Conditions, in.Conditions, time.Now())
+	next.Conditions = adapt.ConditionsFromHub(status.Merge(adapt.ConditionsToHub(cluster.Status.Conditions), in.Conditions, time.Now()))
 	v1beta2, err := a.clusterV1Beta2(ctx, cluster, in)
 	if err != nil {
 		return wrote, err
 	}
-	if reflect.DeepEqual(next, &cluster.Status) && samePlan && status.SameV1Beta2(cluster.Status.V1Beta2, v1beta2) {
+	if reflect.DeepEqual(next, &cluster.Status) && samePlan && status.SameV1Beta2(adapt.ClusterV1Beta2StatusToHub(cluster.Status.V1Beta2), v1beta2) {
 		return wrote, nil
 	}
-	st, err := roleStatus(next, v1beta2, plan)
+	st, err := roleStatus(next, adapt.ClusterV1Beta2StatusFromHub(v1beta2), plan)
 	if err != nil {
 		return wrote, err
 	}

@@ -381,7 +381,7 @@ func TestMissingDependencyBlocksThenRecovers(t *testing.T) {
 		cond := topologyCondition(st)
 		assert.False(t, cond.Status)
 		assert.Equal(t, status.ReasonReconcileFailed, cond.Reason)
-		assert.Equal(t, clusterv1.ConditionSeverityError, cond.Severity)
+		assert.Equal(t, status.SeverityError, cond.Severity)
 		assert.Equal(t, "ClusterClass ns/quick-start (spec.topology.class) not found", cond.Message)
 		s := queryState(t, env)
 		assert.Equal(t, "blocked", s.Step)

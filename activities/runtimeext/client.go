@@ -28,9 +28,9 @@ import (
 
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/status"
 )
 
@@ -364,9 +364,9 @@ func (c *Client) Discover(ctx context.Context, cfg *runtimev1.ExtensionConfig) e
 		return err
 	}
 	handlers, err := c.discover(ctx, cfg)
-	cond := status.True(runtimev1.DiscoveredCondition)
+	cond := status.True(string(runtimev1.DiscoveredCondition))
 	if err != nil {
-		cond = status.False(runtimev1.DiscoveredCondition, runtimev1.DiscoveryFailedReason, clusterv1.ConditionSeverityError, "Error in discovery: "+err.Error())
+		cond = status.False(string(runtimev1.DiscoveredCondition), runtimev1.DiscoveryFailedReason, status.SeverityError, "Error in discovery: "+err.Error())
 	} else {
 		cfg.Status.Handlers = handlers
 	}
@@ -418,7 +418,7 @@ func (c *Client) writeStatus(ctx context.Context, cfg *runtimev1.ExtensionConfig
 		}
 		handlers = append(handlers, m)
 	}
-	cfg.Status.Conditions = status.Merge(cfg.Status.Conditions, []status.Condition{cond}, time.Now())
+	cfg.Status.Conditions = adapt.ConditionsFromHub(status.Merge(adapt.ConditionsToHub(cfg.Status.Conditions), []status.Condition{cond}, time.Now()))
 	js, err := json.Marshal(cfg.Status.Conditions)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,16 +15,16 @@ import (
 	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
 )
 
 // The v1beta2 status of a Cluster as Cluster API v1.14's Cluster controller writes it
 // (core/reconcilers/cluster, cluster_controller_status.go updateStatus): the conditions and the
-// control plane and worker replica counters, in a v1beta1 Cluster under status.v1beta2 (a
-// v1beta2 client reads them as status.conditions, status.controlPlane and status.workers, and the
-// v1beta2 printer columns show them). topoflow writes them in its Cluster controller role.
+// control plane and worker replica counters: status.conditions, status.controlPlane and
+// status.workers of the hub's Cluster (a v1beta1 Cluster holds them under status.v1beta2).
+// topoflow writes them in its Cluster controller role.
 //
 // Left out, for want of facts topoflow does not read: RemoteConnectionProbe (no probe of the
 // workload cluster's API server), ControlPlaneMachinesReady, WorkerMachinesReady,
@@ -60,7 +59,7 @@ type ClusterFacts struct {
 	// in the version they are served in.
 	MachineDeployments, MachinePools []unstructured.Unstructured
 	// InfrastructureProvisioned is status.infrastructureReady as this write sets it (v1beta2:
-	// status.initialization.infrastructureProvisioned).
+	// status.initialization.infrastructureProvisioned as read).
 	InfrastructureProvisioned bool
 	// Topology is the topology role's TopologyReconciled condition for this write (nil: keep the
 	// current one).
@@ -71,13 +70,11 @@ type ClusterFacts struct {
 // of ClusterV1Beta2Types (with the Cluster's generation, and the current transition time where the
 // status did not change), and the replica counters. A paused Cluster gets only its Paused and
 // TopologyReconciled conditions anew; the rest stays as it is, as Cluster API's controller does
-// not reconcile a paused Cluster. The upgrade plans are left out (the topology role's).
-func ClusterV1Beta2(f ClusterFacts, now time.Time) *clusterv1.ClusterV1Beta2Status {
+// not reconcile a paused Cluster. The upgrade plans are left out (the topology role's). The
+// answer is a status holding these fields only (conditions, controlPlane, workers).
+func ClusterV1Beta2(f ClusterFacts, now time.Time) *clusterv1.ClusterStatus {
 	c := f.Cluster
-	current := &clusterv1.ClusterV1Beta2Status{}
-	if c.Status.V1Beta2 != nil {
-		current = c.Status.V1Beta2
-	}
+	current := &c.Status
 	var set []metav1.Condition
 	if f.Topology != nil {
 		set = append(set, V1Beta2(*f.Topology, nil, 0, now))
@@ -86,7 +83,7 @@ func ClusterV1Beta2(f ClusterFacts, now time.Time) *clusterv1.ClusterV1Beta2Stat
 	}
 	paused := pausedCondition(c)
 	set = append(set, paused)
-	out := &clusterv1.ClusterV1Beta2Status{}
+	out := &clusterv1.ClusterStatus{}
 	if paused.Status == metav1.ConditionTrue {
 		for _, t := range ClusterV1Beta2Types {
 			if cur := meta.FindStatusCondition(current.Conditions, t); cur != nil && !slices.ContainsFunc(set, func(s metav1.Condition) bool { return s.Type == t }) {
@@ -98,7 +95,7 @@ func ClusterV1Beta2(f ClusterFacts, now time.Time) *clusterv1.ClusterV1Beta2Stat
 			out.ControlPlane = counters(current.ControlPlane)
 		}
 		if current.Workers != nil {
-			out.Workers = workerCounters(current.Workers)
+			out.Workers = counters(current.Workers)
 		}
 		return out
 	}
@@ -134,9 +131,9 @@ func ClusterV1Beta2(f ClusterFacts, now time.Time) *clusterv1.ClusterV1Beta2Stat
 
 // SameV1Beta2 says whether the current status already holds what next would write: next's
 // conditions (conditions of other types, someone else's, are not compared) and counters.
-func SameV1Beta2(current, next *clusterv1.ClusterV1Beta2Status) bool {
+func SameV1Beta2(current, next *clusterv1.ClusterStatus) bool {
 	if current == nil {
-		current = &clusterv1.ClusterV1Beta2Status{}
+		current = &clusterv1.ClusterStatus{}
 	}
 	for _, n := range next.Conditions {
 		cur := meta.FindStatusCondition(current.Conditions, n.Type)
@@ -144,31 +141,25 @@ func SameV1Beta2(current, next *clusterv1.ClusterV1Beta2Status) bool {
 			return false
 		}
 	}
-	cp, nextCP := &clusterv1.ClusterControlPlaneStatus{}, &clusterv1.ClusterControlPlaneStatus{}
+	cp, nextCP := &clusterv1.ClusterReplicasStatus{}, &clusterv1.ClusterReplicasStatus{}
 	if current.ControlPlane != nil {
 		cp = counters(current.ControlPlane)
 	}
 	if next.ControlPlane != nil {
 		nextCP = counters(next.ControlPlane)
 	}
-	w, nextW := &clusterv1.WorkersStatus{}, &clusterv1.WorkersStatus{}
+	w, nextW := &clusterv1.ClusterReplicasStatus{}, &clusterv1.ClusterReplicasStatus{}
 	if current.Workers != nil {
-		w = workerCounters(current.Workers)
+		w = counters(current.Workers)
 	}
 	if next.Workers != nil {
-		nextW = workerCounters(next.Workers)
+		nextW = counters(next.Workers)
 	}
 	return equality.Semantic.DeepEqual(cp, nextCP) && equality.Semantic.DeepEqual(w, nextW)
 }
 
-// counters is a control plane status without its upgrade plan (the topology role's).
-func counters(s *clusterv1.ClusterControlPlaneStatus) *clusterv1.ClusterControlPlaneStatus {
-	out := s.DeepCopy()
-	out.UpgradePlan = nil
-	return out
-}
-
-func workerCounters(s *clusterv1.WorkersStatus) *clusterv1.WorkersStatus {
+// counters is a control plane or workers status without its upgrade plan (the topology role's).
+func counters(s *clusterv1.ClusterReplicasStatus) *clusterv1.ClusterReplicasStatus {
 	out := s.DeepCopy()
 	out.UpgradePlan = nil
 	return out
@@ -230,11 +221,12 @@ func conditionOrder(t string) int {
 // pausedCondition follows util/paused pausedCondition.
 func pausedCondition(c *clusterv1.Cluster) metav1.Condition {
 	_, annotated := c.Annotations[labels.Paused]
-	if !c.Spec.Paused && !annotated {
+	paused := c.Spec.Paused != nil && *c.Spec.Paused
+	if !paused && !annotated {
 		return metav1.Condition{Type: capiv1beta2.PausedCondition, Status: metav1.ConditionFalse, Reason: capiv1beta2.NotPausedReason}
 	}
 	var why []string
-	if c.Spec.Paused {
+	if paused {
 		why = append(why, "Cluster spec.paused is set to true")
 	}
 	if annotated {
@@ -261,8 +253,8 @@ type refCondition struct {
 	doesNotExistReason, deletedReason      string
 }
 
-func (r refCondition) of(c *clusterv1.Cluster, ref *corev1.ObjectReference, obj *unstructured.Unstructured, flag bool) metav1.Condition {
-	if ref == nil {
+func (r refCondition) of(c *clusterv1.Cluster, ref clusterv1.ContractVersionedObjectReference, obj *unstructured.Unstructured, flag bool) metav1.Condition {
+	if !ref.IsDefined() {
 		return metav1.Condition{Type: r.condType, Status: metav1.ConditionFalse, Reason: r.doesNotExistReason, Message: waitingForTopology(c)}
 	}
 	if obj == nil {
@@ -348,7 +340,7 @@ func controlPlaneInitializedCondition(c *clusterv1.Cluster, cp *unstructured.Uns
 	}
 	ref := c.Spec.ControlPlaneRef
 	switch {
-	case ref == nil:
+	case !ref.IsDefined():
 		return metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: capiv1beta2.ClusterControlPlaneDoesNotExistReason, Message: waitingForTopology(c)}
 	case cp == nil:
 		return metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: capiv1beta2.ClusterControlPlaneDoesNotExistReason, Message: ref.Kind + " does not exist"}
@@ -489,7 +481,7 @@ func deletingCondition(f ClusterFacts) metav1.Condition {
 	deleting := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
 	}
-	if _, ok := c.Annotations[runtimev1.OkToDeleteAnnotation]; c.Spec.Topology != nil && !ok {
+	if _, ok := c.Annotations[runtimev1.OkToDeleteAnnotation]; c.Spec.Topology.IsDefined() && !ok {
 		return deleting(capiv1beta2.ClusterDeletingWaitingForBeforeDeleteHookReason, "Waiting for BeforeClusterDelete hook")
 	}
 	var pending []string
@@ -509,9 +501,9 @@ func deletingCondition(f ClusterFacts) metav1.Condition {
 	switch {
 	case len(pending) > 0:
 		return deleting(capiv1beta2.ClusterDeletingWaitingForWorkersDeletionReason, strings.Join(pending, "\n"))
-	case c.Spec.ControlPlaneRef != nil && f.ControlPlane != nil:
+	case c.Spec.ControlPlaneRef.IsDefined() && f.ControlPlane != nil:
 		return deleting(capiv1beta2.ClusterDeletingWaitingForControlPlaneDeletionReason, fmt.Sprintf("Waiting for %s to be deleted", c.Spec.ControlPlaneRef.Kind))
-	case c.Spec.InfrastructureRef != nil && f.InfraCluster != nil:
+	case c.Spec.InfrastructureRef.IsDefined() && f.InfraCluster != nil:
 		return deleting(capiv1beta2.ClusterDeletingWaitingForInfrastructureDeletionReason, fmt.Sprintf("Waiting for %s to be deleted", c.Spec.InfrastructureRef.Kind))
 	}
 	return deleting(capiv1beta2.ClusterDeletingDeletionCompletedReason, "Deletion completed")
@@ -544,12 +536,12 @@ func availableCondition(c *clusterv1.Cluster, classGates []clusterv1.ClusterAvai
 	}
 	for _, g := range gates {
 		types = append(types, g.ConditionType)
-		if g.Polarity == string(capiv1beta2.NegativePolarityCondition) {
+		if g.Polarity == clusterv1.NegativePolarityCondition {
 			negative = append(negative, g.ConditionType)
 		}
 	}
 	var ignore []string
-	if c.Spec.Topology == nil {
+	if !c.Spec.Topology.IsDefined() {
 		ignore = []string{capiv1beta2.ClusterTopologyReconciledCondition}
 	}
 	deleting := c.DeletionTimestamp != nil
@@ -581,13 +573,13 @@ func availableCondition(c *clusterv1.Cluster, classGates []clusterv1.ClusterAvai
 // its counters as it reports them (a counter it does not report keeps the Cluster's current
 // value), all of them cleared while the object is not there. By the v1beta1 contract, available
 // replicas are the desired ones less the unavailable ones and up-to-date ones are status.updatedReplicas.
-func controlPlaneReplicas(c *clusterv1.Cluster, cp *unstructured.Unstructured) *clusterv1.ClusterControlPlaneStatus {
-	out := &clusterv1.ClusterControlPlaneStatus{}
+func controlPlaneReplicas(c *clusterv1.Cluster, cp *unstructured.Unstructured) *clusterv1.ClusterReplicasStatus {
+	out := &clusterv1.ClusterReplicasStatus{}
 	if cp == nil {
 		return out
 	}
-	if c.Status.V1Beta2 != nil && c.Status.V1Beta2.ControlPlane != nil {
-		out = counters(c.Status.V1Beta2.ControlPlane)
+	if c.Status.ControlPlane != nil {
+		out = counters(c.Status.ControlPlane)
 	}
 	get := func(p contract.Path) *int32 {
 		if n, ok, err := contract.Int64(cp, p); err == nil && ok {
@@ -642,8 +634,8 @@ func statusVersions(raw []any) []clusterv1.StatusVersion {
 
 // workersReplicas follows setWorkersReplicas: the sums over the MachinePools and MachineDeployments
 // (desired from spec.replicas), nil where none reports a counter, and their versions aggregated.
-func workersReplicas(mds, mps []unstructured.Unstructured) *clusterv1.WorkersStatus {
-	out := &clusterv1.WorkersStatus{}
+func workersReplicas(mds, mps []unstructured.Unstructured) *clusterv1.ClusterReplicasStatus {
+	out := &clusterv1.ClusterReplicasStatus{}
 	var versions []clusterv1.StatusVersion
 	add := func(dst **int32, v *int32) {
 		if v != nil {

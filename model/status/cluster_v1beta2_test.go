@@ -6,11 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // The tests below follow Cluster API v1.14.2's core/reconcilers/cluster/cluster_controller_status.go;
@@ -43,9 +42,9 @@ func md(name string, status map[string]any) unstructured.Unstructured {
 func managedCluster() *clusterv1.Cluster {
 	c := &clusterv1.Cluster{}
 	c.Namespace, c.Name, c.Generation = "ns", "c", 4
-	c.Spec.Topology = &clusterv1.Topology{Class: "quick-start", Version: "v1.32.0"}
-	c.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimCluster", Name: "c-infra"}
-	c.Spec.ControlPlaneRef = &corev1.ObjectReference{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "SimControlPlane", Name: "c-cp"}
+	c.Spec.Topology = clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: "quick-start"}, Version: "v1.32.0"}
+	c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "SimCluster", Name: "c-infra"}
+	c.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "SimControlPlane", Name: "c-cp"}
 	return c
 }
 
@@ -55,8 +54,14 @@ func deleting(c *clusterv1.Cluster) *clusterv1.Cluster {
 	return c
 }
 
+// unmanaged is c without a topology (the hub's zero topology, as ClusterToHub makes of none).
+func unmanaged(c *clusterv1.Cluster) *clusterv1.Cluster {
+	c.Spec.Topology = clusterv1.Topology{}
+	return c
+}
+
 func noRefs(c *clusterv1.Cluster) *clusterv1.Cluster {
-	c.Spec.InfrastructureRef, c.Spec.ControlPlaneRef = nil, nil
+	c.Spec.InfrastructureRef, c.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{}, clusterv1.ContractVersionedObjectReference{}
 	return c
 }
 
@@ -76,27 +81,27 @@ func TestControlPlaneReplicas(t *testing.T) {
 		"versions": []any{map[string]any{"version": "v1.31.0", "replicas": int64(2)}, map[string]any{"version": "v1.32.0", "replicas": int64(1)}},
 	}), 3)
 	withCurrent := managedCluster()
-	withCurrent.Status.V1Beta2 = &clusterv1.ClusterV1Beta2Status{ControlPlane: &clusterv1.ClusterControlPlaneStatus{
+	withCurrent.Status.ControlPlane = &clusterv1.ClusterReplicasStatus{
 		ReadyReplicas: ptr32(7), UpgradePlan: []clusterv1.StatusUpgradePlanVersion{{Version: "v1.33.0"}},
-		Versions: []clusterv1.StatusVersion{{Version: "v1.30.0", Replicas: 1}}}}
+		Versions: []clusterv1.StatusVersion{{Version: "v1.30.0", Replicas: 1}}}
 	for _, tc := range []struct {
 		name    string
 		cluster *clusterv1.Cluster
 		cp      *unstructured.Unstructured
-		want    *clusterv1.ClusterControlPlaneStatus
+		want    *clusterv1.ClusterReplicasStatus
 	}{
-		{"no control plane object: nothing", withCurrent, nil, &clusterv1.ClusterControlPlaneStatus{}},
+		{"no control plane object: nothing", withCurrent, nil, &clusterv1.ClusterReplicasStatus{}},
 		{"v1beta1 contract: available is desired less unavailable, up-to-date is updated", managedCluster(), v1beta1CP,
-			&clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2)}},
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2)}},
 		{"v1beta1 contract: more unavailable than desired is none available", managedCluster(),
 			withSpecReplicas(obj("controlplane.cluster.x-k8s.io/v1beta1", "SimControlPlane", "c-cp", map[string]any{"unavailableReplicas": int64(5)}), 3),
-			&clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr32(3), AvailableReplicas: ptr32(0)}},
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(3), AvailableReplicas: ptr32(0)}},
 		{"v1beta2 contract: its counters and versions", managedCluster(), v1beta2CP,
-			&clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(2), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(1),
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(2), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(1),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.31.0", Replicas: 2}, {Version: "v1.32.0", Replicas: 1}}}},
 		{"a counter not reported keeps its value; versions not reported are cleared; the plan is not the role's", withCurrent,
 			withSpecReplicas(obj("controlplane.cluster.x-k8s.io/v1beta1", "SimControlPlane", "c-cp", map[string]any{"replicas": int64(1)}), 1),
-			&clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr32(1), Replicas: ptr32(1), ReadyReplicas: ptr32(7)}},
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(1), Replicas: ptr32(1), ReadyReplicas: ptr32(7)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, controlPlaneReplicas(tc.cluster, tc.cp)) })
 	}
@@ -127,20 +132,20 @@ func TestWorkersReplicas(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		mds, mps []unstructured.Unstructured
-		want     *clusterv1.WorkersStatus
+		want     *clusterv1.ClusterReplicasStatus
 	}{
-		{"no pools: nothing", nil, nil, &clusterv1.WorkersStatus{}},
+		{"no pools: nothing", nil, nil, &clusterv1.ClusterReplicasStatus{}},
 		{"v1beta2 pools, summed, versions aggregated", []unstructured.Unstructured{v1beta2MD}, []unstructured.Unstructured{v1beta2MP},
-			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.31.0", Replicas: 1}, {Version: "v1.32.0", Replicas: 2}}}},
 		{"v1beta1 pool: status.v1beta2 and status.versions", []unstructured.Unstructured{v1beta1MD}, nil,
-			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(3), UpToDateReplicas: ptr32(1),
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(3), Replicas: ptr32(3), ReadyReplicas: ptr32(3), AvailableReplicas: ptr32(3), UpToDateReplicas: ptr32(1),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.31.0", Replicas: 3}}}},
 		{"v1beta1 pool without status.v1beta2: its v1beta1 counters", []unstructured.Unstructured{ownMD, v1beta2MD}, nil,
-			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(4), Replicas: ptr32(4), ReadyReplicas: ptr32(4), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(4), Replicas: ptr32(4), ReadyReplicas: ptr32(4), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2),
 				Versions: []clusterv1.StatusVersion{{Version: "v1.32.0", Replicas: 2}}}},
 		{"a pool without status: desired only", []unstructured.Unstructured{*withSpecReplicas(obj("cluster.x-k8s.io/v1beta1", "MachineDeployment", "new", nil), 2)}, nil,
-			&clusterv1.WorkersStatus{DesiredReplicas: ptr32(2)}},
+			&clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, workersReplicas(tc.mds, tc.mps)) })
 	}
@@ -339,6 +344,8 @@ func TestDeletingCondition(t *testing.T) {
 			metav1.Condition{Type: "Deleting", Status: "True", Reason: "WaitingForInfrastructureDeletion", Message: "Waiting for SimCluster to be deleted"}},
 		{"done", ClusterFacts{Cluster: okToDelete(deleting(managedCluster()))},
 			metav1.Condition{Type: "Deleting", Status: "True", Reason: "DeletionCompleted", Message: "Deletion completed"}},
+		{"no topology: no hook to wait for", ClusterFacts{Cluster: unmanaged(deleting(managedCluster()))},
+			metav1.Condition{Type: "Deleting", Status: "True", Reason: "DeletionCompleted", Message: "Deletion completed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, deletingCondition(tc.f)) })
 	}
@@ -370,7 +377,7 @@ func TestAvailableCondition(t *testing.T) {
 		return out
 	}
 	gated := managedCluster()
-	gated.Spec.AvailabilityGates = []clusterv1.ClusterAvailabilityGate{{ConditionType: "MyGate"}, {ConditionType: "Degraded", Polarity: "Negative"}}
+	gated.Spec.AvailabilityGates = []clusterv1.ClusterAvailabilityGate{{ConditionType: "MyGate"}, {ConditionType: "Degraded", Polarity: clusterv1.NegativePolarityCondition}}
 	for _, tc := range []struct {
 		name       string
 		cluster    *clusterv1.Cluster
@@ -406,6 +413,8 @@ func TestAvailableCondition(t *testing.T) {
 			metav1.Condition{Type: "Available", Status: "False", Reason: "NotAvailable", Message: "* ClassGate: not yet"}},
 		{"TopologyReconciled missing", managedCluster(), nil, good[:4],
 			metav1.Condition{Type: "Available", Status: "Unknown", Reason: "AvailableUnknown", Message: "* TopologyReconciled: Condition not yet reported"}},
+		{"TopologyReconciled missing on a Cluster without topology: ignored", unmanaged(managedCluster()), nil, good[:4],
+			metav1.Condition{Type: "Available", Status: "True", Reason: "Available"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, availableCondition(tc.cluster, tc.classGates, tc.conds))
@@ -417,7 +426,7 @@ func TestAvailableCondition(t *testing.T) {
 func TestPausedCondition(t *testing.T) {
 	c := managedCluster()
 	assert.Equal(t, metav1.Condition{Type: "Paused", Status: "False", Reason: "NotPaused"}, pausedCondition(c))
-	c.Spec.Paused = true
+	c.Spec.Paused = new(true)
 	c.Annotations = map[string]string{"cluster.x-k8s.io/paused": ""}
 	assert.Equal(t, metav1.Condition{Type: "Paused", Status: "True", Reason: "Paused",
 		Message: "Cluster spec.paused is set to true, Cluster has the cluster.x-k8s.io/paused annotation"}, pausedCondition(c))
@@ -430,11 +439,11 @@ func TestClusterV1Beta2(t *testing.T) {
 	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := time.Date(2026, 2, 1, 0, 0, 0, 700, time.UTC)
 	c := managedCluster()
-	c.Status.V1Beta2 = &clusterv1.ClusterV1Beta2Status{Conditions: []metav1.Condition{
+	c.Status.Conditions = []metav1.Condition{
 		{Type: "InfrastructureReady", Status: "True", Reason: "Ready", LastTransitionTime: then},
 		{Type: "ControlPlaneAvailable", Status: "False", Reason: "NotAvailable", LastTransitionTime: then},
 		{Type: "SomeoneElses", Status: "True", Reason: "X", LastTransitionTime: then},
-	}}
+	}
 	f := ClusterFacts{
 		Cluster:      c,
 		InfraCluster: obj("infrastructure.cluster.x-k8s.io/v1beta1", "SimCluster", "c-infra", map[string]any{"ready": true}),
@@ -464,14 +473,14 @@ func TestClusterV1Beta2(t *testing.T) {
 	assert.Equal(t, "ReconcileSucceeded", byType["TopologyReconciled"].Reason)
 	assert.Equal(t, metav1.Condition{Type: "RollingOut", Status: "Unknown", Reason: "RollingOutUnknown",
 		Message: "* MachineDeployment md: Condition RollingOut not yet reported"}, condOnly(byType["RollingOut"]))
-	assert.Equal(t, &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: ptr32(1), Replicas: ptr32(1), ReadyReplicas: ptr32(1), AvailableReplicas: ptr32(1), UpToDateReplicas: ptr32(1)}, got.ControlPlane)
-	assert.Equal(t, &clusterv1.WorkersStatus{DesiredReplicas: ptr32(2), Replicas: ptr32(2), ReadyReplicas: ptr32(2), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2)}, got.Workers)
+	assert.Equal(t, &clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(1), Replicas: ptr32(1), ReadyReplicas: ptr32(1), AvailableReplicas: ptr32(1), UpToDateReplicas: ptr32(1)}, got.ControlPlane)
+	assert.Equal(t, &clusterv1.ClusterReplicasStatus{DesiredReplicas: ptr32(2), Replicas: ptr32(2), ReadyReplicas: ptr32(2), AvailableReplicas: ptr32(2), UpToDateReplicas: ptr32(2)}, got.Workers)
 
 	// Written, read back: nothing more to write. Then paused: only Paused and TopologyReconciled move.
-	c.Status.V1Beta2 = got.DeepCopy()
-	c.Status.V1Beta2.ControlPlane.UpgradePlan = []clusterv1.StatusUpgradePlanVersion{{Version: "v1.33.0"}}
-	assert.True(t, SameV1Beta2(c.Status.V1Beta2, ClusterV1Beta2(f, now.Add(time.Hour))))
-	c.Spec.Paused = true
+	c.Status = *got.DeepCopy()
+	c.Status.ControlPlane.UpgradePlan = []clusterv1.StatusUpgradePlanVersion{{Version: "v1.33.0"}}
+	assert.True(t, SameV1Beta2(&c.Status, ClusterV1Beta2(f, now.Add(time.Hour))))
+	c.Spec.Paused = new(true)
 	f.MachineDeployments = nil
 	f.Topology = &Condition{Type: TopologyReconciled, Reason: ReasonPaused, Message: "paused"}
 	paused := ClusterV1Beta2(f, now.Add(time.Hour))
@@ -487,7 +496,7 @@ func TestClusterV1Beta2(t *testing.T) {
 		}
 	}
 	assert.Equal(t, got.Workers, paused.Workers, "counters kept while paused")
-	assert.False(t, SameV1Beta2(c.Status.V1Beta2, paused))
+	assert.False(t, SameV1Beta2(&c.Status, paused))
 }
 
 // TestIndentIfMultiline: how a message goes under "* Name:" (the merge strategy's indentIfMultiline).

@@ -8,15 +8,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
-// Condition types topoflow sets on a Cluster (Cluster API v1beta1 names).
+// Condition types topoflow sets on a Cluster (Cluster API v1beta1 names, which v1beta2 keeps in
+// status.deprecated.v1beta1.conditions).
 const (
-	TopologyReconciled      clusterv1.ConditionType = "TopologyReconciled"
-	InfrastructureReady     clusterv1.ConditionType = "InfrastructureReady"
-	ControlPlaneInitialized clusterv1.ConditionType = "ControlPlaneInitialized"
-	ControlPlaneReady       clusterv1.ConditionType = "ControlPlaneReady"
+	TopologyReconciled      = "TopologyReconciled"
+	InfrastructureReady     = "InfrastructureReady"
+	ControlPlaneInitialized = "ControlPlaneInitialized"
+	ControlPlaneReady       = "ControlPlaneReady"
+)
+
+// The severities of a False v1beta1 condition (Cluster API v1beta1's ConditionSeverity values; a
+// True condition has none).
+const (
+	SeverityError   = "Error"
+	SeverityWarning = "Warning"
+	SeverityInfo    = "Info"
 )
 
 // TopologyReconciled reasons (Cluster API v1beta1 values).
@@ -58,36 +67,37 @@ func Phase(f Facts) string {
 
 // Condition is a condition to set, without its transition time.
 type Condition struct {
-	Type     clusterv1.ConditionType     `json:"type"`
-	Status   bool                        `json:"status"`
-	Reason   string                      `json:"reason,omitempty"`
-	Message  string                      `json:"message,omitempty"`
-	Severity clusterv1.ConditionSeverity `json:"severity,omitempty"`
+	Type     string `json:"type"`
+	Status   bool   `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Severity string `json:"severity,omitempty"`
 }
 
 // True returns a True condition.
-func True(t clusterv1.ConditionType) Condition { return Condition{Type: t, Status: true} }
+func True(t string) Condition { return Condition{Type: t, Status: true} }
 
 // False returns a False condition with a reason, severity and message.
-func False(t clusterv1.ConditionType, reason string, sev clusterv1.ConditionSeverity, msg string) Condition {
+func False(t, reason, sev, msg string) Condition {
 	return Condition{Type: t, Reason: reason, Severity: sev, Message: msg}
 }
 
 // Merge sets the given conditions on current ones. A condition keeps its lastTransitionTime unless
 // its status changes; conditions of other types are kept. The result is sorted by type, as
-// Cluster API keeps them, except that Ready stays first.
-func Merge(current clusterv1.Conditions, set []Condition, now time.Time) clusterv1.Conditions {
+// Cluster API keeps them, except that Ready stays first. The conditions are v1beta1 ones, as the
+// hub keeps them (status.deprecated.v1beta1.conditions); nil stays nil when nothing is set.
+func Merge(current clusterv1.V1Beta1Conditions, set []Condition, now time.Time) clusterv1.V1Beta1Conditions {
 	out := current.DeepCopy()
 	for _, c := range set {
 		st := corev1.ConditionFalse
 		if c.Status {
 			st = corev1.ConditionTrue
 		}
-		next := clusterv1.Condition{Type: c.Type, Status: st, Reason: c.Reason, Message: c.Message, Severity: c.Severity}
+		next := clusterv1.V1Beta1Condition{Type: c.Type, Status: st, Reason: c.Reason, Message: c.Message, Severity: c.Severity}
 		if c.Status {
-			next.Severity = clusterv1.ConditionSeverityNone
+			next.Severity = ""
 		}
-		if existing := out.Get(c.Type); existing != nil {
+		if existing := find(out, c.Type); existing != nil {
 			next.LastTransitionTime = existing.LastTransitionTime
 			if existing.Status != st {
 				next.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
@@ -102,8 +112,17 @@ func Merge(current clusterv1.Conditions, set []Condition, now time.Time) cluster
 	return out
 }
 
-func sortConditions(cs clusterv1.Conditions) {
-	less := func(a, b clusterv1.Condition) bool {
+func find(cs clusterv1.V1Beta1Conditions, t string) *clusterv1.V1Beta1Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func sortConditions(cs clusterv1.V1Beta1Conditions) {
+	less := func(a, b clusterv1.V1Beta1Condition) bool {
 		if a.Type == "Ready" || b.Type == "Ready" {
 			return a.Type == "Ready" && b.Type != "Ready"
 		}
@@ -137,7 +156,7 @@ func V1Beta2(c Condition, current *metav1.Condition, generation int64, now time.
 	case reason == "":
 		reason = "NotReady"
 	}
-	out := metav1.Condition{Type: string(c.Type), Status: st, Reason: reason, Message: c.Message, ObservedGeneration: generation,
+	out := metav1.Condition{Type: c.Type, Status: st, Reason: reason, Message: c.Message, ObservedGeneration: generation,
 		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second))}
 	if current != nil && current.Status == st {
 		out.LastTransitionTime = current.LastTransitionTime

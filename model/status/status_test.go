@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 func TestPhase(t *testing.T) {
@@ -33,7 +33,7 @@ func TestPhase(t *testing.T) {
 func TestMerge(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
-	current := clusterv1.Conditions{
+	current := clusterv1.V1Beta1Conditions{
 		{Type: "Ready", Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
 		{Type: TopologyReconciled, Status: corev1.ConditionFalse, Reason: "x", LastTransitionTime: metav1.NewTime(t0)},
 		{Type: InfrastructureReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
@@ -41,23 +41,23 @@ func TestMerge(t *testing.T) {
 	got := Merge(current, []Condition{
 		True(TopologyReconciled),
 		True(InfrastructureReady),
-		False(ControlPlaneReady, "Waiting", clusterv1.ConditionSeverityInfo, "msg"),
+		False(ControlPlaneReady, "Waiting", SeverityInfo, "msg"),
 	}, t1)
 
 	require.Len(t, got, 4)
-	assert.Equal(t, clusterv1.ConditionType("Ready"), got[0].Type, "Ready stays first")
-	assert.Equal(t, []clusterv1.ConditionType{"Ready", ControlPlaneReady, InfrastructureReady, TopologyReconciled},
-		[]clusterv1.ConditionType{got[0].Type, got[1].Type, got[2].Type, got[3].Type})
-	tr := got.Get(TopologyReconciled)
+	assert.Equal(t, "Ready", got[0].Type, "Ready stays first")
+	assert.Equal(t, []string{"Ready", ControlPlaneReady, InfrastructureReady, TopologyReconciled},
+		[]string{got[0].Type, got[1].Type, got[2].Type, got[3].Type})
+	tr := find(got, TopologyReconciled)
 	assert.Equal(t, corev1.ConditionTrue, tr.Status)
 	assert.Equal(t, t1, tr.LastTransitionTime.Time, "status changed: new transition time")
 	assert.Empty(t, tr.Reason)
-	assert.Equal(t, t0, got.Get(InfrastructureReady).LastTransitionTime.Time, "unchanged status keeps its time")
-	cp := got.Get(ControlPlaneReady)
-	assert.Equal(t, clusterv1.ConditionSeverityInfo, cp.Severity)
+	assert.Equal(t, t0, find(got, InfrastructureReady).LastTransitionTime.Time, "unchanged status keeps its time")
+	cp := find(got, ControlPlaneReady)
+	assert.Equal(t, SeverityInfo, cp.Severity)
 	assert.Equal(t, "msg", cp.Message)
 	assert.Equal(t, t1, cp.LastTransitionTime.Time)
-	assert.Equal(t, corev1.ConditionFalse, current.Get(TopologyReconciled).Status, "input not modified")
+	assert.Equal(t, corev1.ConditionFalse, find(current, TopologyReconciled).Status, "input not modified")
 }
 
 // TestV1Beta2: TopologyReconciled as Cluster API v1.11+ writes it among the v1beta2 conditions

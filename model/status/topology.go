@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -34,11 +33,11 @@ func Cluster(o Observed, topologyCond Condition) (string, []Condition) {
 	return phase, conds
 }
 
-func provider(t clusterv1.ConditionType, ok bool, reason string) Condition {
+func provider(t string, ok bool, reason string) Condition {
 	if ok {
 		return True(t)
 	}
-	return False(t, reason, clusterv1.ConditionSeverityInfo, "")
+	return False(t, reason, SeverityInfo, "")
 }
 
 // Reconciled is the topology condition of a pass that applied everything.
@@ -47,12 +46,12 @@ func Reconciled() Condition { return True(TopologyReconciled) }
 // Failed is the topology condition of a pass that could not compute or apply the topology (a
 // missing class or template, an invalid topology); msg names the object and field.
 func Failed(msg string) Condition {
-	return False(TopologyReconciled, ReasonReconcileFailed, clusterv1.ConditionSeverityError, msg)
+	return False(TopologyReconciled, ReasonReconcileFailed, SeverityError, msg)
 }
 
 // Paused is the topology condition of a paused Cluster.
 func Paused() Condition {
-	return False(TopologyReconciled, ReasonPaused, clusterv1.ConditionSeverityInfo,
+	return False(TopologyReconciled, ReasonPaused, SeverityInfo,
 		"Cluster is paused (spec.paused or annotation cluster.x-k8s.io/paused); topology changes are held")
 }
 
@@ -70,11 +69,11 @@ const (
 func HookBlocks(stage HookStage, why, target string) Condition {
 	switch stage {
 	case StageUpgrade:
-		return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, "Cluster is upgrading to "+target+"\n  * "+why)
+		return False(TopologyReconciled, ReasonClusterUpgrading, SeverityInfo, "Cluster is upgrading to "+target+"\n  * "+why)
 	case StageDelete:
-		return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo, why)
+		return False(TopologyReconciled, ReasonDeleting, SeverityInfo, why)
 	}
-	return False(TopologyReconciled, ReasonClusterCreating, clusterv1.ConditionSeverityInfo, why)
+	return False(TopologyReconciled, ReasonClusterCreating, SeverityInfo, why)
 }
 
 // HookFailed is the topology condition after a lifecycle hook failed (failure is the runtime
@@ -119,7 +118,7 @@ func HookAnswer(hook string, failed []string, retryAfterSeconds int32, message s
 // CreatePending is the topology condition while new pools wait for the control plane to be
 // stable (Cluster API's MachineDeploymentsCreatePending).
 func CreatePending(pools []string) Condition {
-	return False(TopologyReconciled, ReasonMachineDeploymentsCreatePending, clusterv1.ConditionSeverityInfo,
+	return False(TopologyReconciled, ReasonMachineDeploymentsCreatePending, SeverityInfo,
 		fmt.Sprintf("MachineDeployment(s) %s creation pending: waiting for the control plane to be stable", strings.Join(pools, ", ")))
 }
 
@@ -143,12 +142,12 @@ func Upgrading(u *upgrade.Summary) Condition {
 			lines = append(lines, "  * Worker pools "+g.what+": "+strings.Join(g.names, ", "))
 		}
 	}
-	return False(TopologyReconciled, ReasonClusterUpgrading, clusterv1.ConditionSeverityInfo, strings.Join(lines, "\n"))
+	return False(TopologyReconciled, ReasonClusterUpgrading, SeverityInfo, strings.Join(lines, "\n"))
 }
 
 // TearingDown is the topology condition while a teardown step waits for its objects to go.
 func TearingDown(step string, remaining []string) Condition {
-	return False(TopologyReconciled, ReasonDeleting, clusterv1.ConditionSeverityInfo,
+	return False(TopologyReconciled, ReasonDeleting, SeverityInfo,
 		fmt.Sprintf("Deleting the topology, step %s: waiting for deletion of %s", step, strings.Join(remaining, ", ")))
 }
 

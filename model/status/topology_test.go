@@ -5,14 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
 // TestTopologyConditions: the TopologyReconciled condition each pass outcome writes (reasons are
 // Cluster API's v1beta1 TopologyReconciled reasons).
 func TestTopologyConditions(t *testing.T) {
-	info, errSev := clusterv1.ConditionSeverityInfo, clusterv1.ConditionSeverityError
+	info, errSev := SeverityInfo, SeverityError
 	hookErr := `failed to call extension handlers for hook "X.hooks.runtime.cluster.x-k8s.io": failed to call extension handler "h.ext": got failure response with message: no`
 	for _, tc := range []struct {
 		name string
@@ -89,8 +89,8 @@ func TestClusterConditions(t *testing.T) {
 	assert.Equal(t, []Condition{
 		{Type: TopologyReconciled, Status: true},
 		{Type: InfrastructureReady, Status: true},
-		{Type: ControlPlaneInitialized, Reason: "WaitingForControlPlaneProviderInitialized", Severity: clusterv1.ConditionSeverityInfo},
-		{Type: ControlPlaneReady, Reason: "WaitingForControlPlane", Severity: clusterv1.ConditionSeverityInfo},
+		{Type: ControlPlaneInitialized, Reason: "WaitingForControlPlaneProviderInitialized", Severity: SeverityInfo},
+		{Type: ControlPlaneReady, Reason: "WaitingForControlPlane", Severity: SeverityInfo},
 	}, conds)
 	phase, _ = Cluster(Observed{RefsSet: true}, Reconciled())
 	assert.Equal(t, clusterv1.ClusterPhaseProvisioning, phase)

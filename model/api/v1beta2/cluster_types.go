@@ -1,6 +1,8 @@
 package v1beta2
 
 import (
+	"reflect"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -351,4 +353,10 @@ func (c *Cluster) ClassNamespace() string {
 		return c.Spec.Topology.ClassRef.Namespace
 	}
 	return c.Namespace
+}
+
+// IsDefined says the Cluster has a topology (any part of it set), as Cluster API's
+// Topology.IsDefined: a managed Cluster.
+func (t *Topology) IsDefined() bool {
+	return !reflect.DeepEqual(t, &Topology{})
 }
