@@ -17,11 +17,13 @@ import (
 	"unicode"
 )
 
-// otherPrograms are flags the docs name that belong to other programs (the API server), not to
-// topoflow's worker or starter.
+// otherPrograms are flags the docs name that belong to other programs (the API server, kubectl),
+// not to topoflow's worker or starter.
 var otherPrograms = map[string]bool{
 	"max-requests-inflight":          true,
 	"max-mutating-requests-inflight": true,
+	"server-side":                    true,
+	"field-manager":                  true,
 }
 
 // TestLinks: every relative link in the Markdown files resolves to a file or directory of the
