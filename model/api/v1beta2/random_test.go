@@ -2,7 +2,6 @@ package v1beta2_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -11,10 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/topoflow/topoflow/model/api/internal/randfill"
 	"github.com/topoflow/topoflow/model/decode"
 )
 
@@ -32,8 +29,7 @@ func TestRandomObjectsEncodeAsClusterAPI(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			for seed := int64(1); seed <= 200; seed++ {
 				theirs := kinds[kind].capi()
-				f := filler{rand.New(rand.NewSource(seed))}
-				f.fill(reflect.ValueOf(theirs).Elem(), 0)
+				randfill.Filler{R: rand.New(rand.NewSource(seed)), MaxDepth: 8}.Fill(reflect.ValueOf(theirs).Elem(), 0)
 				// The JSON as Cluster API reads it back: a Go value can hold what JSON cannot say
 				// (an empty but non-nil list makes its struct non-zero, so "pods": {} is written,
 				// and read back as zero).
@@ -89,100 +85,4 @@ func drop(obj map[string]any, kind string) {
 			delete(m, parts[len(parts)-1])
 		}
 	}
-}
-
-// filler sets random values, zero values included, in everything a value holds; the types of
-// Kubernetes' API packages get values that encode (a JSON blob that is JSON, a time in seconds).
-type filler struct{ r *rand.Rand }
-
-const maxDepth = 8
-
-func (f filler) fill(v reflect.Value, depth int) {
-	switch v.Addr().Interface().(type) {
-	case *metav1.TypeMeta, *metav1.ListMeta:
-		return
-	case *metav1.ObjectMeta:
-		v.Set(reflect.ValueOf(metav1.ObjectMeta{Name: f.str(), Namespace: f.str(), Labels: f.labels(), Generation: f.r.Int63n(5)}))
-		return
-	case *metav1.Time:
-		if f.r.Intn(4) > 0 {
-			v.Set(reflect.ValueOf(metav1.Unix(f.r.Int63n(2_000_000_000), 0).Rfc3339Copy()))
-		}
-		return
-	case *apiextensionsv1.JSON:
-		blobs := []string{`{"a":1,"b":["x"]}`, `"s"`, `3`, `true`, `[1,2]`, `{}`}
-		v.Set(reflect.ValueOf(apiextensionsv1.JSON{Raw: []byte(blobs[f.r.Intn(len(blobs))])}))
-		return
-	case *intstr.IntOrString:
-		if f.r.Intn(2) == 0 {
-			v.Set(reflect.ValueOf(intstr.FromInt32(f.r.Int31n(10))))
-		} else {
-			v.Set(reflect.ValueOf(intstr.FromString(fmt.Sprintf("%d%%", f.r.Intn(100)))))
-		}
-		return
-	case *metav1.LabelSelector:
-		v.Set(reflect.ValueOf(metav1.LabelSelector{MatchLabels: f.labels()}))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				f.fill(v.Field(i), depth+1)
-			}
-		}
-	case reflect.Pointer:
-		if depth < maxDepth && f.r.Intn(3) > 0 {
-			v.Set(reflect.New(v.Type().Elem()))
-			f.fill(v.Elem(), depth+1)
-		}
-	case reflect.Slice:
-		if depth < maxDepth {
-			n := f.r.Intn(3)
-			v.Set(reflect.MakeSlice(v.Type(), n, n))
-			for i := range n {
-				f.fill(v.Index(i), depth+1)
-			}
-		}
-	case reflect.Map:
-		if depth < maxDepth {
-			n := f.r.Intn(3)
-			v.Set(reflect.MakeMapWithSize(v.Type(), n))
-			for range n {
-				e := reflect.New(v.Type().Elem()).Elem()
-				f.fill(e, depth+1)
-				v.SetMapIndex(reflect.ValueOf(f.str()).Convert(v.Type().Key()), e)
-			}
-		}
-	case reflect.String:
-		v.SetString(f.str())
-	case reflect.Bool:
-		v.SetBool(f.r.Intn(2) == 0)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(f.r.Int63n(7) - 1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(f.r.Intn(7)))
-	default:
-		panic(fmt.Sprintf("filler: no value for %s", v.Type()))
-	}
-}
-
-// str is a short string, empty a quarter of the time.
-func (f filler) str() string {
-	if f.r.Intn(4) == 0 {
-		return ""
-	}
-	const letters = "abcxyz-.1"
-	b := make([]byte, 1+f.r.Intn(6))
-	for i := range b {
-		b[i] = letters[f.r.Intn(len(letters))]
-	}
-	return string(b)
-}
-
-func (f filler) labels() map[string]string {
-	if f.r.Intn(2) == 0 {
-		return nil
-	}
-	return map[string]string{"k" + f.str(): f.str()}
 }

@@ -8,14 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
@@ -23,6 +18,7 @@ import (
 	"github.com/topoflow/topoflow/deploy/samples"
 	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/internal/randfill"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 )
@@ -210,7 +206,7 @@ func TestRandomObjectsConvertAsClusterAPI(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			for seed := int64(1); seed <= 300; seed++ {
 				random := k.v1beta1()
-				filler{rand.New(rand.NewSource(seed)), k.depth}.fill(reflect.ValueOf(random).Elem(), 0)
+				testFiller(seed, k.depth).Fill(reflect.ValueOf(random).Elem(), 0)
 				k.unique(random)
 				// The object as its JSON reads back: a Go value can hold what JSON cannot say (an
 				// empty but non-nil map makes its struct non-zero).
@@ -225,115 +221,9 @@ func TestRandomObjectsConvertAsClusterAPI(t *testing.T) {
 	}
 }
 
-// filler sets random values, zero values included, in everything a value holds; the types of
-// Kubernetes' API packages get values that encode (a JSON blob that is JSON, a time in seconds).
-type filler struct {
-	r        *rand.Rand
-	maxDepth int
-}
-
-func (f filler) fill(v reflect.Value, depth int) {
-	switch v.Addr().Interface().(type) {
-	case *metav1.TypeMeta:
-		return
-	case *metav1.ObjectMeta:
-		v.Set(reflect.ValueOf(metav1.ObjectMeta{Name: f.str(), Namespace: f.str(), Labels: f.labels(), Annotations: f.labels(), Generation: f.r.Int63n(5)}))
-		return
-	case *metav1.Time:
-		if f.r.Intn(4) > 0 {
-			v.Set(reflect.ValueOf(metav1.Unix(f.r.Int63n(2_000_000_000), 0).Rfc3339Copy()))
-		}
-		return
-	case *metav1.Duration:
-		// Fractions of a second and more than MaxInt32 seconds, both cut by the conversion.
-		d := time.Duration(f.r.Int63n(int64(100 * time.Second)))
-		if f.r.Intn(10) == 0 {
-			d = time.Duration(1<<31+f.r.Int63n(1000)) * time.Second
-		}
-		v.Set(reflect.ValueOf(metav1.Duration{Duration: d}))
-		return
-	case *apiextensionsv1.JSON:
-		blobs := []string{`{"a":1,"b":["x"]}`, `"s"`, `3`, `true`, `[1,2]`, `{}`}
-		v.Set(reflect.ValueOf(apiextensionsv1.JSON{Raw: []byte(blobs[f.r.Intn(len(blobs))])}))
-		return
-	case *intstr.IntOrString:
-		if f.r.Intn(2) == 0 {
-			v.Set(reflect.ValueOf(intstr.FromInt32(f.r.Int31n(10))))
-		} else {
-			v.Set(reflect.ValueOf(intstr.FromString(fmt.Sprintf("%d%%", f.r.Intn(100)))))
-		}
-		return
-	case *metav1.LabelSelector:
-		v.Set(reflect.ValueOf(metav1.LabelSelector{MatchLabels: f.labels()}))
-		return
-	case *unstructured.Unstructured:
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				f.fill(v.Field(i), depth+1)
-			}
-		}
-	case reflect.Pointer:
-		if depth < f.maxDepth && f.r.Intn(3) > 0 {
-			v.Set(reflect.New(v.Type().Elem()))
-			f.fill(v.Elem(), depth+1)
-		}
-	case reflect.Slice:
-		if depth < f.maxDepth {
-			n := f.r.Intn(3)
-			v.Set(reflect.MakeSlice(v.Type(), n, n))
-			for i := range n {
-				f.fill(v.Index(i), depth+1)
-			}
-		}
-	case reflect.Map:
-		if depth < f.maxDepth {
-			n := f.r.Intn(3)
-			v.Set(reflect.MakeMapWithSize(v.Type(), n))
-			for range n {
-				e := reflect.New(v.Type().Elem()).Elem()
-				f.fill(e, depth+1)
-				v.SetMapIndex(reflect.ValueOf(f.str()).Convert(v.Type().Key()), e)
-			}
-		}
-	case reflect.String:
-		v.SetString(f.str())
-	case reflect.Bool:
-		v.SetBool(f.r.Intn(2) == 0)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(f.r.Int63n(7) - 1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(f.r.Intn(7)))
-	default:
-		panic(fmt.Sprintf("filler: no value for %s", v.Type()))
-	}
-}
-
-// str is a short string, empty a quarter of the time; now and then an API version with a group,
-// or one that does not parse.
-func (f filler) str() string {
-	switch f.r.Intn(16) {
-	case 0, 1, 2, 3:
-		return ""
-	case 4:
-		return "infrastructure.cluster.x-k8s.io/v1beta1"
-	case 5:
-		return "a/b/c"
-	}
-	const letters = "abcxyz-.1"
-	b := make([]byte, 1+f.r.Intn(6))
-	for i := range b {
-		b[i] = letters[f.r.Intn(len(letters))]
-	}
-	return string(b)
-}
-
-func (f filler) labels() map[string]string {
-	if f.r.Intn(2) == 0 {
-		return nil
-	}
-	return map[string]string{"k" + f.str(): f.str()}
+// testFiller is the adapters' random filler: annotations too, and now and then an API version
+// with a group or one that does not parse, where a string goes.
+func testFiller(seed int64, maxDepth int) randfill.Filler {
+	return randfill.Filler{R: rand.New(rand.NewSource(seed)), MaxDepth: maxDepth, Annotations: true,
+		Specials: []string{"infrastructure.cluster.x-k8s.io/v1beta1", "a/b/c"}}
 }

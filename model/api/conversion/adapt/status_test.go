@@ -1,7 +1,6 @@
 package adapt_test
 
 import (
-	"math/rand"
 	"reflect"
 	"testing"
 
@@ -19,7 +18,7 @@ import (
 func TestStatusAdaptersRoundTrip(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
 		var c v1beta1.Cluster
-		filler{rand.New(rand.NewSource(seed)), 16}.fill(reflect.ValueOf(&c).Elem(), 0)
+		testFiller(seed, 16).Fill(reflect.ValueOf(&c).Elem(), 0)
 		c.Spec.InfrastructureRef, c.Spec.ControlPlaneRef = nil, nil // apiVersions that parse
 		hub, err := adapt.ClusterToHub(&c)
 		require.NoError(t, err)
