@@ -324,14 +324,7 @@ func writeFleet(w io.Writer, plans []plan.ClusterPlan, stages bool) error {
 			fmt.Fprintf(w, "  workers roll: %s %s (%s %s): %s\n", kindWord(r.Kind), r.Pool, r.Kind, r.Name, r.Why)
 		}
 		for _, c := range p.Changes {
-			line := fmt.Sprintf("  %-9s %s %s", c.Action, c.Kind, c.Name)
-			if c.Replaces != "" {
-				line += " (replaces " + c.Replaces + ")"
-			}
-			if c.Reason != "" {
-				line += " (" + c.Reason + ")"
-			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, changeLine(c))
 		}
 		if len(p.Stays) > 0 {
 			fmt.Fprintf(w, "  stays at its version: %s (the upgrade does not complete)\n", strings.Join(p.Stays, ", "))

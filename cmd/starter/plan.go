@@ -189,14 +189,7 @@ func summarize(res *plan.Result) string {
 	fmt.Fprintf(&b, "Plan: %d to create, %d to update, %d to rotate, %d to delete, %d unchanged, %d pending\n",
 		counts[plan.Create], counts[plan.Update], counts[plan.Rotate], counts[plan.Delete], counts[plan.Unchanged], counts[plan.Pending])
 	for _, c := range res.Changes {
-		line := fmt.Sprintf("  %-9s %s %s", c.Action, c.Kind, c.Name)
-		if c.Replaces != "" {
-			line += " (replaces " + c.Replaces + ")"
-		}
-		if c.Reason != "" {
-			line += " (" + c.Reason + ")"
-		}
-		b.WriteString(line + "\n")
+		b.WriteString(changeLine(c) + "\n")
 	}
 	for _, c := range res.Changes {
 		if c.Diff != "" {
@@ -204,4 +197,16 @@ func summarize(res *plan.Result) string {
 		}
 	}
 	return b.String()
+}
+
+// changeLine is one object's action in a plan, as both plan commands print it.
+func changeLine(c plan.Change) string {
+	line := fmt.Sprintf("  %-9s %s %s", c.Action, c.Kind, c.Name)
+	if c.Replaces != "" {
+		line += " (replaces " + c.Replaces + ")"
+	}
+	if c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	return line
 }
