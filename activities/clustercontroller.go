@@ -150,7 +150,7 @@ func (a *Activities) ownByCluster(ctx context.Context, l *loaded, obj *unstructu
 		return nil
 	}
 	cluster := l.cluster
-	want := desired.ClusterOwner(cluster, l.input.ClusterAPIVersion)
+	want := desired.ClusterOwner(l.input.Cluster, l.input.ClusterAPIVersion)
 	if controller {
 		yes := true
 		want.Controller = &yes

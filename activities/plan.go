@@ -38,7 +38,7 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 // planInput is the plan input of a loaded Cluster, with old as the Cluster stored (the update
 // rules' old object): its current topology objects added.
 func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cluster) (*plan.Input, error) {
-	in := &plan.Input{Desired: l.input, Old: old, Unhandled: a.skipHooks(ctx, l.cluster.Namespace)}
+	in := &plan.Input{Desired: l.input, Cluster: l.cluster, Class: l.class, Old: old, Unhandled: a.skipHooks(ctx, l.cluster.Namespace)}
 	seen := map[string]bool{}
 	add := func(u *unstructured.Unstructured) {
 		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {

@@ -141,7 +141,7 @@ func classStatusHolds(class *clusterv1.ClusterClass, vars []clusterv1.ClusterCla
 // resourceVersion read, so a concurrent change to the list fails and the activity reads again.
 func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterClass) error {
 	seen := map[string]bool{}
-	for _, tr := range desired.TemplateRefs(class) {
+	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(class)) {
 		key := tr.Ref.APIVersion + " " + desired.RefKey(tr.Ref)
 		if seen[key] {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/topoflow/topoflow/internal/kube"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 )
@@ -20,7 +21,7 @@ var secrets = corev1.SchemeGroupVersion.WithResource("secrets")
 // ensureShim creates the Cluster's shim Secret (desired.Shim), or reads it when it exists, and
 // returns the owner reference to it. Like Cluster API, it creates rather than applies: the shim
 // is a temporary object only the topology controller touches.
-func (a *Activities) ensureShim(ctx context.Context, cluster *clusterv1.Cluster, clusterAPIVersion string) (metav1.OwnerReference, error) {
+func (a *Activities) ensureShim(ctx context.Context, cluster *hubv1.Cluster, clusterAPIVersion string) (metav1.OwnerReference, error) {
 	u, err := toUnstructured(desired.Shim(cluster, clusterAPIVersion))
 	if err != nil {
 		return metav1.OwnerReference{}, err

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
@@ -20,6 +21,7 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
@@ -105,9 +107,13 @@ func (r *ApplyResult) unmanaged() bool { return r.Skip == SkipGone || r.Skip == 
 
 // loaded is everything read from the API server for one computation.
 type loaded struct {
+	// cluster and class are as read (v1beta1); input holds their hub forms (adapt).
 	cluster *clusterv1.Cluster
 	class   *clusterv1.ClusterClass
 	input   desired.Input
+	// state is the decision's desired state, once made: the apply writes its objects in the
+	// version the server serves (desired.State.InServedVersion).
+	state *desired.State
 	// extensionCalls collects the external patch answers of the computation.
 	extensionCalls []string
 	// currentMPs are the topology-owned MachinePools of the Cluster.
@@ -172,11 +178,7 @@ func (a *Activities) skipHooks(ctx context.Context, namespace string) []string {
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
 	start := in.Ledger
 	var passed []upgrade.Due
-	hubCluster, err := adapt.ClusterToHub(l.cluster)
-	if err != nil {
-		return nil, computeFailed(err)
-	}
-	gate := in.Ledger.CreateGate(hubCluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
+	gate := in.Ledger.CreateGate(l.input.Cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
 	switch gate {
 	case upgrade.CreateHeld:
 		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
@@ -184,10 +186,14 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		passed = append(passed, upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
 		in.Ledger.Record(passed[0])
 	}
+	if errs := definitionFromErrors(l.cluster); len(errs) > 0 {
+		return nil, computeFailed(&desired.InvalidError{Object: "Cluster " + l.cluster.Namespace + "/" + l.cluster.Name, Errs: errs})
+	}
 	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Unhandled: skipHooks, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
 		return nil, computeFailed(err)
 	}
+	l.state = dec.State
 	passed = append(passed, dec.Passed...)
 	pending := start.PendingAfter(passed)
 	if pending != nil {
@@ -296,18 +302,24 @@ func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, cl
 			return nil, err
 		}
 	}
-	templates, err := a.readClassTemplates(ctx, class, given)
+	hubCluster, err := adapt.ClusterToHub(cluster)
+	if err != nil {
+		return nil, computeFailed(err)
+	}
+	hubClass := adapt.ClusterClassToHub(class)
+	templates, err := a.readClassTemplates(ctx, hubClass, given)
 	if err != nil {
 		return nil, err
 	}
 	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}}
+	l.input.Cluster, l.input.Class = hubCluster, hubClass
 	current, err := a.readCurrent(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	l.input = desired.Input{
-		Cluster:   cluster,
-		Class:     class,
+		Cluster:   hubCluster,
+		Class:     hubClass,
 		Templates: templates,
 		Current:   *current,
 		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
@@ -362,7 +374,7 @@ func (a *Activities) readClass(ctx context.Context, cluster *clusterv1.Cluster) 
 
 // readClassTemplates reads every template the class references, keyed by RefKey (those of given,
 // when given, are not read); absent ones are reported together.
-func (a *Activities) readClassTemplates(ctx context.Context, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (map[string]*unstructured.Unstructured, error) {
+func (a *Activities) readClassTemplates(ctx context.Context, class *hubv1.ClusterClass, given map[string]*unstructured.Unstructured) (map[string]*unstructured.Unstructured, error) {
 	templates := map[string]*unstructured.Unstructured{}
 	var absent []string
 	for _, tr := range desired.TemplateRefs(class) {
@@ -393,12 +405,14 @@ func (a *Activities) readClassTemplates(ctx context.Context, class *clusterv1.Cl
 // readCurrent reads the Cluster's current topology objects, noting the uid of each in l.uids:
 // every apply intent for one of them is an update (desired.UIDs.Stamp).
 func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Current, error) {
-	cluster, class := l.cluster, l.class
+	cluster, class := l.cluster, l.input.Class
 	current := &desired.Current{
-		MachineDeployments: map[string]*clusterv1.MachineDeployment{},
-		MachinePools:       map[string]*clusterv1.MachinePool{},
+		MachineDeployments: map[string]*hubv1.MachineDeployment{},
+		MachinePools:       map[string]*hubv1.MachinePool{},
 		Templates:          map[string]*unstructured.Unstructured{},
+		RefVersions:        desired.RefVersions{},
 	}
+	current.RefVersions.Add("Cluster", cluster.Name, cluster.Spec.InfrastructureRef, cluster.Spec.ControlPlaneRef)
 	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
 	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference { return desired.AtWriteVersion(class, ref) }
 	var err error
@@ -438,8 +452,13 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 	for i := range mds {
 		l.uids.Add("MachineDeployment", &mds[i])
 		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
-			current.MachineDeployments[name] = &mds[i]
+			md, err := adapt.MachineDeploymentToHub(&mds[i])
+			if err != nil {
+				return invalid(err)
+			}
+			current.MachineDeployments[name] = md
 		}
+		current.RefVersions.Add("MachineDeployment", mds[i].Name, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef, &mds[i].Spec.Template.Spec.InfrastructureRef)
 		for _, ref := range []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef} {
 			if ref != nil {
 				if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
@@ -456,8 +475,13 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 	for i := range mps {
 		l.uids.Add("MachinePool", &mps[i])
 		if name := mps[i].Labels[labels.MachinePoolName]; name != "" {
-			current.MachinePools[name] = &mps[i]
+			mp, err := adapt.MachinePoolToHub(&mps[i])
+			if err != nil {
+				return invalid(err)
+			}
+			current.MachinePools[name] = mp
 		}
+		current.RefVersions.Add("MachinePool", mps[i].Name, mps[i].Spec.Template.Spec.Bootstrap.ConfigRef, &mps[i].Spec.Template.Spec.InfrastructureRef)
 	}
 	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, cluster)
 	if err != nil {
@@ -465,7 +489,11 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 	}
 	for i := range mhcs {
 		l.uids.Add("MachineHealthCheck", &mhcs[i])
-		current.MachineHealthChecks = append(current.MachineHealthChecks, &mhcs[i])
+		mhc, err := machineHealthCheckToHub(&mhcs[i])
+		if err != nil {
+			return invalid(err)
+		}
+		current.MachineHealthChecks = append(current.MachineHealthChecks, mhc)
 	}
 	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
 	sets, err := a.listIfServed(ctx, kube.MachineSets, cluster, "")
@@ -638,7 +666,10 @@ func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionRe
 // apply server-side-applies one object of the topology; an object that existed when the pass
 // read it is updated, never created again (desired.UIDs.Stamp).
 func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Unstructured, res *ApplyResult) (*unstructured.Unstructured, error) {
-	obj, err := desired.InServedVersion(obj, l.input.WorkloadAPIVersion)
+	if l.state == nil {
+		return nil, fmt.Errorf("applying %s %s: no desired state to write it from", obj.GetKind(), obj.GetName())
+	}
+	obj, err := l.state.InServedVersion(obj, l.input.WorkloadAPIVersion)
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -655,7 +686,7 @@ func (a *Activities) apply(ctx context.Context, l *loaded, obj *unstructured.Uns
 // patchCluster writes the Cluster's topology fields with a regular merge patch when they differ,
 // as Cluster API v1.14 does (desired.ClusterPatch), under topoflow's own field manager.
 func (a *Activities) patchCluster(ctx context.Context, l *loaded, intent *unstructured.Unstructured, res *ApplyResult) error {
-	patch, err := desired.ClusterPatch(l.cluster, intent)
+	patch, err := desired.ClusterPatch(l.input.Cluster, intent)
 	if err != nil || patch == nil {
 		return err
 	}
@@ -687,12 +718,12 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 	cur := l.input.Current
 	switch {
 	case state.ShimNeeded:
-		ref, err := a.ensureShim(ctx, l.cluster, l.input.ClusterAPIVersion)
+		ref, err := a.ensureShim(ctx, l.input.Cluster, l.input.ClusterAPIVersion)
 		if err != nil {
 			return err
 		}
 		state.AddShimOwner(ref)
-	case desired.ShimDeletable(l.cluster, cur.InfrastructureCluster, cur.ControlPlane, state.InfrastructureCluster != nil):
+	case desired.ShimDeletable(l.input.Cluster, cur.InfrastructureCluster, cur.ControlPlane, state.InfrastructureCluster != nil):
 		if err := a.deleteShim(ctx, l.cluster); err != nil {
 			return err
 		}
@@ -790,4 +821,54 @@ func (a *Activities) deleteAll(ctx context.Context, refs []corev1.ObjectReferenc
 		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
 	}
 	return nil
+}
+
+// machineHealthCheckToHub is a MachineHealthCheck read as v1beta1 in its hub form, through Cluster
+// API's conversion (desired.V1Beta2; adapt has no MachineHealthCheck): what the computation reads
+// of the current checks (their names).
+func machineHealthCheckToHub(m *clusterv1.MachineHealthCheck) (*hubv1.MachineHealthCheck, error) {
+	u, err := desired.ToIntent(m)
+	if err != nil {
+		return nil, err
+	}
+	u.SetAPIVersion(clusterv1.GroupVersion.String())
+	u.SetKind("MachineHealthCheck")
+	v2, err := desired.V1Beta2(u)
+	if err != nil {
+		return nil, fmt.Errorf("MachineHealthCheck %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	out := &hubv1.MachineHealthCheck{}
+	if err := decode.FromUnstructured(v2, out); err != nil {
+		return nil, fmt.Errorf("MachineHealthCheck %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	out.ObjectMeta = *m.ObjectMeta.DeepCopy()
+	return out, nil
+}
+
+// definitionFromErrors is the check of the v1beta1 Cluster's variables the hub cannot make
+// (adapt.DeprecatedDefinitionFrom: a value that sets definitionFrom is refused), which
+// desired.Compute made before it computed on the hub (issue #37).
+func definitionFromErrors(cluster *clusterv1.Cluster) field.ErrorList {
+	topo := cluster.Spec.Topology
+	if topo == nil {
+		return nil
+	}
+	tp := field.NewPath("spec", "topology")
+	errs := adapt.DeprecatedDefinitionFrom(topo.Variables, tp.Child("variables"))
+	if v := topo.ControlPlane.Variables; v != nil {
+		errs = append(errs, adapt.DeprecatedDefinitionFrom(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))...)
+	}
+	if w := topo.Workers; w != nil {
+		for i, md := range w.MachineDeployments {
+			if md.Variables != nil {
+				errs = append(errs, adapt.DeprecatedDefinitionFrom(md.Variables.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))...)
+			}
+		}
+		for i, mp := range w.MachinePools {
+			if mp.Variables != nil {
+				errs = append(errs, adapt.DeprecatedDefinitionFrom(mp.Variables.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))...)
+			}
+		}
+	}
+	return errs
 }

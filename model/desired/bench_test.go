@@ -6,7 +6,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // benchInput is the sample class and Cluster scaled to n MachineDeployments and 20 patches: the
@@ -29,22 +29,22 @@ func benchInput(b *testing.B, n int) Input {
 		def := clusterv1.PatchDefinition{}
 		if i%2 == 0 {
 			def.Selector = clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "SimControlPlaneTemplate",
-				MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: true}}
+				MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: ptr(true)}}
 		} else {
 			def.Selector = clusterv1.PatchSelector{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate",
-				MatchResources: clusterv1.PatchSelectorMatch{MachineDeploymentClass: &clusterv1.PatchSelectorMatchMachineDeploymentClass{Names: []string{"*"}}}}
+				MatchResources: clusterv1.PatchSelectorMatch{MachineDeploymentClass: &clusterv1.PatchSelectorMatchClasses{Names: []string{"*"}}}}
 		}
 		jp := clusterv1.JSONPatch{Op: "add", Path: fmt.Sprintf("/spec/template/spec/extra%d", i)}
 		if i%4 < 2 {
 			tmpl := fmt.Sprintf(`{{ .builtin.cluster.name }}-%d-{{ .region }}`, i)
-			jp.ValueFrom = &clusterv1.JSONPatchValue{Template: &tmpl}
+			jp.ValueFrom = &clusterv1.JSONPatchValue{Template: tmpl}
 		} else {
 			jp.Value = &apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf(`{"n":%d,"list":["a","b"]}`, i))}
 		}
 		def.JSONPatches = []clusterv1.JSONPatch{jp}
 		p.Definitions = []clusterv1.PatchDefinition{def}
 		if i%3 == 0 {
-			p.EnabledIf = ptr(`{{ if eq .region "sim-west-2" }}true{{ end }}`)
+			p.EnabledIf = `{{ if eq .region "sim-west-2" }}true{{ end }}`
 		}
 		in.Class.Spec.Patches = append(in.Class.Spec.Patches, p)
 	}

@@ -6,6 +6,7 @@ package desired
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,8 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/patches"
 )
@@ -37,6 +42,17 @@ func v114Strategy(typ, maxSurge, deletePolicy, maxInFlight string) *clusterv1.Ma
 		s.Remediation = &clusterv1.RemediationStrategy{MaxInFlight: v114IntOrStr(maxInFlight)}
 	}
 	return s
+}
+
+// v114StrategyHub is what a v1beta1 strategy is on a v1beta2 MachineDeployment (Cluster API's
+// conversion, through adapt): the rollout strategy, the deletion order and remediation.maxInFlight.
+func v114StrategyHub(t *testing.T, s *clusterv1.MachineDeploymentStrategy) (hubv1.MachineDeploymentRolloutStrategy, hubv1.MachineSetDeletionOrder, *intstr.IntOrString) {
+	t.Helper()
+	md := &clusterv1.MachineDeployment{Spec: clusterv1.MachineDeploymentSpec{Strategy: s}}
+	md.Spec.Template.Spec.InfrastructureRef = corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate", Name: "x"}
+	h, err := adapt.MachineDeploymentToHub(md)
+	require.NoError(t, err)
+	return h.Spec.Rollout.Strategy, h.Spec.Deletion.Order, h.Spec.Remediation.MaxInFlight
 }
 
 // TestMachineDeploymentStrategy_computeMachineDeployment follows v1.14.2's computeMachineDeployment
@@ -68,13 +84,17 @@ func TestMachineDeploymentStrategy_computeMachineDeployment(t *testing.T) {
 			RollingUpdate: &clusterv1.MachineRollingUpdateDeployment{DeletePolicy: ptr("")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sample(t)
-			in.Class.Spec.Workers.MachineDeployments[0].Strategy = tc.class
-			md := &in.Cluster.Spec.Topology.Workers.MachineDeployments[0]
+			x := sampleV1(t)
+			x.Class.Spec.Workers.MachineDeployments[0].Strategy = tc.class
+			md := &x.Cluster.Spec.Topology.Workers.MachineDeployments[0]
 			md.Strategy, md.Rollout = tc.topo, tc.topoRollout
-			s, err := Compute(in)
+			s, err := Compute(x.hub(t))
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, s.MachineDeployments[0].Object.Spec.Strategy)
+			got := s.MachineDeployments[0].Object.Spec
+			strategy, order, maxInFlight := v114StrategyHub(t, tc.want)
+			assert.Equal(t, strategy, got.Rollout.Strategy)
+			assert.Equal(t, order, got.Deletion.Order)
+			assert.Equal(t, maxInFlight, got.Remediation.MaxInFlight)
 		})
 	}
 }
@@ -111,16 +131,16 @@ func TestMachineDeploymentHealthCheck_maxInFlight(t *testing.T) {
 			topoStrat: v114Strategy("OnDelete", "", "", ""), wantMHC: true, wantConds: cond, wantTimeout: "10m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sample(t)
-			for i := range in.Class.Spec.Workers.MachineDeployments {
-				in.Class.Spec.Workers.MachineDeployments[i].MachineHealthCheck = tc.classMHC
-				in.Class.Spec.Workers.MachineDeployments[i].Strategy = tc.classStrat
+			x := sampleV1(t)
+			for i := range x.Class.Spec.Workers.MachineDeployments {
+				x.Class.Spec.Workers.MachineDeployments[i].MachineHealthCheck = tc.classMHC
+				x.Class.Spec.Workers.MachineDeployments[i].Strategy = tc.classStrat
 			}
-			for i := range in.Cluster.Spec.Topology.Workers.MachineDeployments {
-				md := &in.Cluster.Spec.Topology.Workers.MachineDeployments[i]
+			for i := range x.Cluster.Spec.Topology.Workers.MachineDeployments {
+				md := &x.Cluster.Spec.Topology.Workers.MachineDeployments[i]
 				md.MachineHealthCheck, md.Strategy = tc.topoMHC, tc.topoStrat
 			}
-			s, err := Compute(in)
+			s, err := Compute(x.hub(t))
 			require.NoError(t, err)
 			require.Len(t, s.MachineDeployments, 2)
 			for _, md := range s.MachineDeployments {
@@ -130,9 +150,13 @@ func TestMachineDeploymentHealthCheck_maxInFlight(t *testing.T) {
 					continue
 				}
 				require.NotNil(t, mhc, md.TopologyName)
-				assert.Equal(t, tc.wantConds, mhc.Spec.UnhealthyConditions, md.TopologyName)
-				assert.Equal(t, tc.wantTimeout, mhc.Spec.NodeStartupTimeout.Duration.String(), md.TopologyName)
-				assert.Nil(t, mhc.Spec.MaxUnhealthy, md.TopologyName)
+				var wantConds []hubv1.UnhealthyNodeCondition
+				for _, c := range tc.wantConds {
+					wantConds = append(wantConds, hubv1.UnhealthyNodeCondition{Type: c.Type, Status: c.Status, TimeoutSeconds: ptr(int32(c.Timeout.Seconds()))})
+				}
+				assert.Equal(t, wantConds, mhc.Spec.Checks.UnhealthyNodeConditions, md.TopologyName)
+				assert.Equal(t, tc.wantTimeout, (time.Duration(*mhc.Spec.Checks.NodeStartupTimeoutSeconds) * time.Second).String(), md.TopologyName)
+				assert.Nil(t, mhc.Spec.Remediation.TriggerIf.UnhealthyLessThanOrEqualTo, md.TopologyName)
 			}
 		})
 	}
@@ -153,9 +177,9 @@ func TestControlPlaneHealthCheck_IsDefined(t *testing.T) {
 		{"startup timeout", &clusterv1.MachineHealthCheckClass{NodeStartupTimeout: &metav1.Duration{}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sample(t)
-			in.Class.Spec.ControlPlane.MachineHealthCheck = tc.class
-			s, err := Compute(in)
+			x := sampleV1(t)
+			x.Class.Spec.ControlPlane.MachineHealthCheck = tc.class
+			s, err := Compute(x.hub(t))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, s.ControlPlaneMachineHealthCheck != nil)
 		})
@@ -165,7 +189,7 @@ func TestControlPlaneHealthCheck_IsDefined(t *testing.T) {
 // v114Builtins plans in and returns the "builtin" variable each patch target sees, by role.
 func v114Builtins(t *testing.T, in Input) map[patches.Role]map[string]any {
 	t.Helper()
-	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: in.Cluster.Spec.Topology}
+	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: &in.Cluster.Spec.Topology}
 	require.NoError(t, c.resolveVariables())
 	require.NoError(t, c.plan())
 	out := map[patches.Role]map[string]any{}
@@ -203,8 +227,9 @@ func TestClusterBuiltins_variablesGlobal(t *testing.T) {
 			wantAnn: map[string]any{runtimev1.PendingHooksAnnotation: "AfterClusterUpgrade", labels.UpgradeStep: "v1.31.2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sample(t)
-			in.Cluster.Spec.ClusterNetwork = tc.network
+			x := sampleV1(t)
+			x.Cluster.Spec.ClusterNetwork = tc.network
+			in := x.hub(t)
 			in.Cluster.Labels = map[string]string{"team": "a"}
 			in.Cluster.Annotations = tc.annotations
 			cb := v114Builtins(t, in)[patches.InfrastructureCluster]["cluster"].(map[string]any)
@@ -271,8 +296,9 @@ func TestTemplateRefs_classNamespace(t *testing.T) {
 		{"another namespace", "elsewhere"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sample(t)
-			in.Class.Spec.Infrastructure.Ref.Namespace = tc.refNamespace
+			x := sampleV1(t)
+			x.Class.Spec.Infrastructure.Ref.Namespace = tc.refNamespace
+			in := x.hub(t)
 			for _, tr := range TemplateRefs(in.Class) {
 				assert.Equal(t, "default", tr.Ref.Namespace, tr.Field)
 			}
@@ -282,8 +308,9 @@ func TestTemplateRefs_classNamespace(t *testing.T) {
 		})
 	}
 	// A template that exists only in the namespace the reference names is not found.
-	in := sample(t)
-	in.Class.Spec.Infrastructure.Ref.Namespace = "elsewhere"
+	x := sampleV1(t)
+	x.Class.Spec.Infrastructure.Ref.Namespace = "elsewhere"
+	in := x.hub(t)
 	tmpl := in.Templates["SimClusterTemplate/default/quick-start-cluster"]
 	delete(in.Templates, "SimClusterTemplate/default/quick-start-cluster")
 	tmpl.SetNamespace("elsewhere")
@@ -330,10 +357,10 @@ func TestShimOwner_reconcileClusterShim(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := sample(t)
 			if tc.infraRef {
-				in.Cluster.Spec.InfrastructureRef = first.InfrastructureRef
+				in.Cluster.Spec.InfrastructureRef = hubRef(first.InfrastructureRef)
 			}
 			if tc.cpRef {
-				in.Cluster.Spec.ControlPlaneRef = first.ControlPlaneRef
+				in.Cluster.Spec.ControlPlaneRef = hubRef(first.ControlPlaneRef)
 			}
 			in.Current.InfrastructureCluster, in.Current.ControlPlane = tc.curInfra, tc.curCP
 			s, err := Compute(in)

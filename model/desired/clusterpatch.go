@@ -3,11 +3,10 @@ package desired
 import (
 	"encoding/json"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 )
 
@@ -27,7 +26,7 @@ func ClusterPatch(current *clusterv1.Cluster, intent *unstructured.Unstructured)
 	spec := map[string]any{}
 	for _, r := range []struct {
 		field string
-		cur   *corev1.ObjectReference
+		cur   clusterv1.ContractVersionedObjectReference
 	}{{"infrastructureRef", current.Spec.InfrastructureRef}, {"controlPlaneRef", current.Spec.ControlPlaneRef}} {
 		want, ok, _ := unstructured.NestedMap(intent.Object, "spec", r.field)
 		if ok && !sameRef(r.cur, want) {
@@ -67,14 +66,13 @@ func changedEntries(cur, want map[string]string, keys ...string) map[string]any 
 	return out
 }
 
-func sameRef(cur *corev1.ObjectReference, want map[string]any) bool {
-	if cur == nil {
+func sameRef(cur clusterv1.ContractVersionedObjectReference, want map[string]any) bool {
+	if !cur.IsDefined() {
 		return false
 	}
 	av, _ := want["apiVersion"].(string)
 	kind, _ := want["kind"].(string)
 	name, _ := want["name"].(string)
-	cg, err1 := schema.ParseGroupVersion(cur.APIVersion)
-	wg, err2 := schema.ParseGroupVersion(av)
-	return err1 == nil && err2 == nil && cg.Group == wg.Group && cur.Kind == kind && cur.Name == name
+	wg, err := schema.ParseGroupVersion(av)
+	return err == nil && cur.APIGroup == wg.Group && cur.Kind == kind && cur.Name == name
 }

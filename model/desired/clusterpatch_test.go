@@ -28,8 +28,8 @@ func TestClusterPatch_reconcileCluster(t *testing.T) {
 	// All in place (the references read in another version of their group): nothing to write.
 	c := in.Cluster.DeepCopy()
 	c.Labels = map[string]string{labels.ClusterName: "demo", labels.TopologyOwned: "", "user": "kept"}
-	c.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta2", Kind: "SimCluster", Name: s.InfrastructureRef.Name}
-	c.Spec.ControlPlaneRef = s.ControlPlaneRef.DeepCopy()
+	c.Spec.InfrastructureRef = hubRef(&corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta2", Kind: "SimCluster", Name: s.InfrastructureRef.Name})
+	c.Spec.ControlPlaneRef = hubRef(s.ControlPlaneRef)
 	p, err = ClusterPatch(c, s.Cluster)
 	require.NoError(t, err)
 	assert.Nil(t, p)

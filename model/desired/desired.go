@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -26,9 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
@@ -38,7 +38,12 @@ import (
 	"github.com/topoflow/topoflow/model/variables"
 )
 
-// Input is everything the computation reads.
+// v1beta1 is the API version of the Cluster intent and of owner references to the Cluster by
+// default (Input.ClusterAPIVersion empty): topoflow's own CRDs serve cluster.x-k8s.io/v1beta1.
+const v1beta1 = "cluster.x-k8s.io/v1beta1"
+
+// Input is everything the computation reads: the hub's (v1beta2) Cluster, class and current
+// pools, as Cluster API v1.14's topology controller reads them.
 type Input struct {
 	Cluster *clusterv1.Cluster
 	Class   *clusterv1.ClusterClass
@@ -98,6 +103,12 @@ type Current struct {
 	// NodeVersions are the kubelet versions of each MachinePool's Nodes, by the MachinePool's
 	// name; nil where not read (see upgrade.NodeVersions).
 	NodeVersions upgrade.NodeVersions `json:",omitempty"`
+	// RefVersions are the API versions of the Cluster's references (pool kind "Cluster") and the
+	// current pools' template references as read in v1beta1 (the hub's contract references have
+	// none; the caller reads them as v1beta1 first): the Cluster's intent and a pool's v1beta1
+	// intent keep them where group and kind agree (State.InServedVersion), and a removed
+	// MachinePool's objects are deleted at them (RefVersions.Ref).
+	RefVersions RefVersions `json:",omitempty"`
 }
 
 // State is the desired topology of one Cluster.
@@ -133,9 +144,14 @@ type State struct {
 	// Kept are the RefKeys of current templates that parts not written in this pass still use:
 	// they must not be deleted as rotated away.
 	Kept []string
+
+	// refVersions is Input.Current.RefVersions (see InServedVersion).
+	refVersions RefVersions
 }
 
-// MachineDeployment is one desired MachineDeployment with the objects that belong to it.
+// MachineDeployment is one desired MachineDeployment with the objects that belong to it. Object,
+// like MachinePool.Object and the health checks, is a hub (v1beta2) object: its intent is
+// cluster.x-k8s.io/v1beta2, and InServedVersion writes it in the version the server serves.
 type MachineDeployment struct {
 	TopologyName       string
 	Object             *clusterv1.MachineDeployment
@@ -183,31 +199,26 @@ type TemplateRef struct {
 // class's namespace (ClusterClassTemplateReference.ToObjectReference).
 func TemplateRefs(class *clusterv1.ClusterClass) []TemplateRef {
 	var out []TemplateRef
-	add := func(ref *corev1.ObjectReference, field string) {
-		if ref == nil {
+	add := func(ref clusterv1.ClusterClassTemplateReference, field string) {
+		if !ref.IsDefined() {
 			return
 		}
 		out = append(out, TemplateRef{Ref: inClassNamespace(ref, class), Field: field})
 	}
-	if class.Spec.Infrastructure != nil {
-		add(class.Spec.Infrastructure.Ref, "spec.infrastructure.ref")
-	}
-	add(class.Spec.ControlPlane.Ref, "spec.controlPlane.ref")
-	if class.Spec.ControlPlane.MachineInfrastructure != nil {
-		add(class.Spec.ControlPlane.MachineInfrastructure.Ref, "spec.controlPlane.machineInfrastructure.ref")
-	}
-	for _, pc := range adapt.PoolClasses(class) {
-		add(pc.Bootstrap, classField(pc.Class)+".template.bootstrap.ref")
-		add(pc.Infrastructure, classField(pc.Class)+".template.infrastructure.ref")
+	add(class.Spec.Infrastructure.TemplateRef, "spec.infrastructure.ref")
+	add(class.Spec.ControlPlane.TemplateRef, "spec.controlPlane.ref")
+	add(class.Spec.ControlPlane.MachineInfrastructure.TemplateRef, "spec.controlPlane.machineInfrastructure.ref")
+	for _, pc := range pools.Classes(class) {
+		add(pc.Bootstrap, classField(pc)+".template.bootstrap.ref")
+		add(pc.Infrastructure, classField(pc)+".template.infrastructure.ref")
 	}
 	return out
 }
 
-// inClassNamespace is a copy of a class's template reference in the class's namespace.
-func inClassNamespace(ref *corev1.ObjectReference, class *clusterv1.ClusterClass) *corev1.ObjectReference {
-	r := ref.DeepCopy()
-	r.Namespace = class.Namespace
-	return r
+// inClassNamespace is a class's template reference as an object reference in the class's
+// namespace (ClusterClassTemplateReference.ToObjectReference).
+func inClassNamespace(ref clusterv1.ClusterClassTemplateReference, class *clusterv1.ClusterClass) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: class.Namespace}
 }
 
 // classField is the field path of a pool class, for errors.
@@ -242,10 +253,10 @@ func (e *InvalidError) Error() string {
 
 // Compute returns the desired state. Errors name the field or object at fault.
 func Compute(in Input) (*State, error) {
-	if in.Cluster.Spec.Topology == nil {
+	if !in.Cluster.Spec.Topology.IsDefined() {
 		return nil, fmt.Errorf("Cluster %s/%s has no spec.topology", in.Cluster.Namespace, in.Cluster.Name)
 	}
-	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: in.Cluster.Spec.Topology}
+	c := &computer{in: in, cluster: in.Cluster, class: in.Class, topo: &in.Cluster.Spec.Topology}
 	if err := c.resolveVariables(); err != nil {
 		return nil, err
 	}
@@ -253,11 +264,11 @@ func Compute(in Input) (*State, error) {
 		return nil, err
 	}
 	ext := &patches.External{
-		Extensions: in.Extensions, Variables: adapt.ClusterVariablesToHub(c.clusterVs), ClusterBuiltin: c.cb,
-		DefinedBy: patches.DefinedBy(adapt.ClusterClassStatusVariablesToHub(c.class.Status.Variables)),
+		Extensions: in.Extensions, Variables: c.clusterVs, ClusterBuiltin: c.cb,
+		DefinedBy: patches.DefinedBy(c.class.Status.Variables),
 	}
 	c.syncMetadata()
-	if err := patches.Apply(adapt.ClusterClassPatchesToHub(c.class.Spec.Patches), c.targets, ext); err != nil {
+	if err := patches.Apply(c.class.Spec.Patches, c.targets, ext); err != nil {
 		var pe *patches.Error
 		var ce *patches.CallError
 		switch {
@@ -321,7 +332,7 @@ type mpSlots struct {
 func (c *computer) classID() string { return c.class.Namespace + "/" + c.class.Name }
 
 func (c *computer) resolveVariables() error {
-	defs, err := variables.Definitions(adapt.ClusterClassToHub(c.class))
+	defs, err := variables.Definitions(c.class)
 	if err != nil {
 		return err
 	}
@@ -329,37 +340,24 @@ func (c *computer) resolveVariables() error {
 	topoPath := field.NewPath("spec", "topology")
 	vp := topoPath.Child("variables")
 	var errs field.ErrorList
-	clusterVs, derrs := c.vars.Default(adapt.ClusterVariablesToHub(c.topo.Variables), vp)
-	c.clusterVs = adapt.ClusterVariablesFromHub(clusterVs, c.topo.Variables)
+	clusterVs, derrs := c.vars.Default(c.topo.Variables, vp)
+	c.clusterVs = clusterVs
 	errs = append(errs, derrs...)
-	errs = append(errs, adapt.DeprecatedDefinitionFrom(c.topo.Variables, vp)...)
 	errs = append(errs, c.vars.Validate(clusterVs, vp, true)...)
-	if c.topo.ControlPlane.Variables != nil {
-		p := topoPath.Child("controlPlane", "variables", "overrides")
-		o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(c.topo.ControlPlane.Variables.Overrides), p)
-		errs = append(errs, derrs...)
-		errs = append(errs, adapt.DeprecatedDefinitionFrom(c.topo.ControlPlane.Variables.Overrides, p)...)
-		errs = append(errs, c.vars.Validate(o, p, false)...)
+	// An overrides list that is set (even empty) is checked, as v1beta1's variables were when set.
+	overrides := func(ov []clusterv1.ClusterVariable, p *field.Path) {
+		if ov != nil {
+			o, derrs := c.vars.DefaultOverrides(ov, p)
+			errs = append(errs, derrs...)
+			errs = append(errs, c.vars.Validate(o, p, false)...)
+		}
 	}
-	if w := c.topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			if md.Variables != nil {
-				p := topoPath.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")
-				o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(md.Variables.Overrides), p)
-				errs = append(errs, derrs...)
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(md.Variables.Overrides, p)...)
-				errs = append(errs, c.vars.Validate(o, p, false)...)
-			}
-		}
-		for i, mp := range w.MachinePools {
-			if mp.Variables != nil {
-				p := topoPath.Child("workers", "machinePools").Index(i).Child("variables", "overrides")
-				o, derrs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(mp.Variables.Overrides), p)
-				errs = append(errs, derrs...)
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(mp.Variables.Overrides, p)...)
-				errs = append(errs, c.vars.Validate(o, p, false)...)
-			}
-		}
+	overrides(c.topo.ControlPlane.Variables.Overrides, topoPath.Child("controlPlane", "variables", "overrides"))
+	for i, md := range c.topo.Workers.MachineDeployments {
+		overrides(md.Variables.Overrides, topoPath.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))
+	}
+	for i, mp := range c.topo.Workers.MachinePools {
+		overrides(mp.Variables.Overrides, topoPath.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))
 	}
 	if len(errs) > 0 {
 		return &InvalidError{Object: "Cluster " + c.cluster.Namespace + "/" + c.cluster.Name, Errs: errs}
@@ -373,13 +371,13 @@ func (c *computer) resolveVariables() error {
 func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map[string]any) (map[string]any, []clusterv1.ClusterVariable, error) {
 	o := overrides
 	if len(o) > 0 {
-		hub, errs := c.vars.DefaultOverrides(adapt.ClusterVariablesToHub(o), field.NewPath("overrides"))
+		defaulted, errs := c.vars.DefaultOverrides(o, field.NewPath("overrides"))
 		if len(errs) > 0 {
 			return nil, nil, errs.ToAggregate()
 		}
-		o = adapt.ClusterVariablesFromHub(hub, overrides)
+		o = defaulted
 	}
-	v, err := variables.Values(adapt.ClusterVariablesToHub(c.clusterVs), adapt.ClusterVariablesToHub(o))
+	v, err := variables.Values(c.clusterVs, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -389,7 +387,7 @@ func (c *computer) valuesWith(overrides []clusterv1.ClusterVariable, builtin map
 
 // template is a copy of the class's template ref points at, read from the class's namespace
 // whatever namespace ref names (see TemplateRefs).
-func (c *computer) template(ref *corev1.ObjectReference, field string) (*unstructured.Unstructured, error) {
+func (c *computer) template(ref clusterv1.ClusterClassTemplateReference, field string) (*unstructured.Unstructured, error) {
 	r := inClassNamespace(ref, c.class)
 	t, ok := c.in.Templates[RefKey(r)]
 	if !ok || t == nil {
@@ -414,16 +412,15 @@ func (c *computer) plan() error {
 	if err := c.planControlPlane(); err != nil {
 		return err
 	}
-	if w := c.topo.Workers; w != nil {
-		for i := range w.MachineDeployments {
-			if err := c.planMachineDeployment(&w.MachineDeployments[i], i, c.cb); err != nil {
-				return err
-			}
+	w := &c.topo.Workers
+	for i := range w.MachineDeployments {
+		if err := c.planMachineDeployment(&w.MachineDeployments[i], i, c.cb); err != nil {
+			return err
 		}
-		for i := range w.MachinePools {
-			if err := c.planMachinePool(&w.MachinePools[i], i, c.cb); err != nil {
-				return err
-			}
+	}
+	for i := range w.MachinePools {
+		if err := c.planMachinePool(&w.MachinePools[i], i, c.cb); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -433,17 +430,17 @@ func (c *computer) plan() error {
 // the class's naming strategy) and registers its template; a class without one has none.
 func (c *computer) planInfrastructure() error {
 	inf := c.class.Spec.Infrastructure
-	if inf == nil || inf.Ref == nil {
+	if !inf.TemplateRef.IsDefined() {
 		return nil
 	}
 	var err error
 	c.infra = &slot{}
-	if c.infra.template, err = c.template(inf.Ref, "spec.infrastructure.ref"); err != nil {
+	if c.infra.template, err = c.template(inf.TemplateRef, "spec.infrastructure.ref"); err != nil {
 		return err
 	}
-	if ref := c.cluster.Spec.InfrastructureRef; ref != nil {
+	if ref := c.cluster.Spec.InfrastructureRef; ref.IsDefined() {
 		c.infra.name = ref.Name
-	} else if c.infra.name, err = names.FromTemplate(strategy(c.class.Spec.InfrastructureNamingStrategy), names.DefaultInfraClusterTemplate,
+	} else if c.infra.name, err = names.FromTemplate(inf.Naming.Template, names.DefaultInfraClusterTemplate,
 		names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("infrastructureCluster")); err != nil {
 		return fmt.Errorf("ClusterClass %s: spec.infrastructureNamingStrategy.template: %w", c.classID(), err)
 	}
@@ -455,22 +452,18 @@ func (c *computer) planInfrastructure() error {
 // with the control plane's builtins.
 func (c *computer) planControlPlane() error {
 	cpClass := c.class.Spec.ControlPlane
-	if cpClass.Ref == nil {
+	if !cpClass.TemplateRef.IsDefined() {
 		return fmt.Errorf("ClusterClass %s: spec.controlPlane.ref is required", c.classID())
 	}
 	var err error
 	c.cp = &slot{}
-	if c.cp.template, err = c.template(cpClass.Ref, "spec.controlPlane.ref"); err != nil {
+	if c.cp.template, err = c.template(cpClass.TemplateRef, "spec.controlPlane.ref"); err != nil {
 		return err
 	}
-	if ref := c.cluster.Spec.ControlPlaneRef; ref != nil {
+	if ref := c.cluster.Spec.ControlPlaneRef; ref.IsDefined() {
 		c.cp.name = ref.Name
 	} else {
-		tmpl := ""
-		if cpClass.NamingStrategy != nil && cpClass.NamingStrategy.Template != nil {
-			tmpl = *cpClass.NamingStrategy.Template
-		}
-		if c.cp.name, err = names.FromTemplate(tmpl, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("controlPlane")); err != nil {
+		if c.cp.name, err = names.FromTemplate(cpClass.Naming.Template, names.DefaultControlPlaneTemplate, names.Input{ClusterName: c.cluster.Name}, c.in.Names.For("controlPlane")); err != nil {
 			return fmt.Errorf("ClusterClass %s: spec.controlPlane.namingStrategy.template: %w", c.classID(), err)
 		}
 	}
@@ -493,10 +486,7 @@ func (c *computer) planControlPlane() error {
 	if c.cpInfra != nil {
 		cpBuiltin["machineTemplate"] = map[string]any{"infrastructureRef": map[string]any{"name": c.cpInfra.name}}
 	}
-	var cpOverrides []clusterv1.ClusterVariable
-	if v := c.topo.ControlPlane.Variables; v != nil {
-		cpOverrides = v.Overrides
-	}
+	cpOverrides := c.topo.ControlPlane.Variables.Overrides
 	builtins := map[string]any{"cluster": c.cb, "controlPlane": cpBuiltin}
 	if err := c.addTarget(patches.ControlPlane, "", c.cp, c.clusterHolder("spec.controlPlaneRef"), cpOverrides, builtins); err != nil {
 		return err
@@ -513,12 +503,12 @@ func (c *computer) planControlPlane() error {
 // name, else a new one (a class without machine infrastructure has none).
 func (c *computer) planControlPlaneInfrastructure() error {
 	mi := c.class.Spec.ControlPlane.MachineInfrastructure
-	if mi == nil || mi.Ref == nil {
+	if !mi.TemplateRef.IsDefined() {
 		return nil
 	}
 	var err error
 	c.cpInfra = &slot{}
-	if c.cpInfra.template, err = c.template(mi.Ref, "spec.controlPlane.machineInfrastructure.ref"); err != nil {
+	if c.cpInfra.template, err = c.template(mi.TemplateRef, "spec.controlPlane.machineInfrastructure.ref"); err != nil {
 		return err
 	}
 	if cur := c.in.Current.ControlPlane; cur != nil {
@@ -538,13 +528,6 @@ func (c *computer) planControlPlaneInfrastructure() error {
 	return nil
 }
 
-func strategy(s *clusterv1.InfrastructureNamingStrategy) string {
-	if s != nil && s.Template != nil {
-		return *s.Template
-	}
-	return ""
-}
-
 // addTarget registers a template for patching. holder names the object that will reference the
 // template's clone, and at which field (what external patches are told).
 func (c *computer) addTarget(role patches.Role, class string, s *slot, holder hooksv1.HolderReference, overrides []clusterv1.ClusterVariable, builtin map[string]any) error {
@@ -560,13 +543,13 @@ func (c *computer) addTarget(role patches.Role, class string, s *slot, holder ho
 	}
 	holder.Namespace = c.cluster.Namespace
 	c.targets = append(c.targets, &patches.Target{Role: role, Class: class, Template: s.template, Variables: vals,
-		Holder: holder, Overrides: adapt.ClusterVariablesToHub(defaulted), Builtin: own})
+		Holder: holder, Overrides: defaulted, Builtin: own})
 	return nil
 }
 
 // clusterHolder is the holder of the templates the Cluster itself references.
 func (c *computer) clusterHolder(fieldPath string) hooksv1.HolderReference {
-	return hooksv1.HolderReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: c.cluster.Name, FieldPath: fieldPath}
+	return hooksv1.HolderReference{APIVersion: v1beta1, Kind: "Cluster", Name: c.cluster.Name, FieldPath: fieldPath}
 }
 
 // pool describes, for planPool, one worker pool of either kind.
@@ -576,9 +559,9 @@ type pool struct {
 	topologyName   string
 	class          string
 	classField     string // the class's field path, for errors
-	bootstrapRef   *corev1.ObjectReference
-	infraRef       *corev1.ObjectReference
-	namingTemplate *string
+	bootstrapRef   clusterv1.ClusterClassTemplateReference
+	infraRef       clusterv1.ClusterClassTemplateReference
+	namingTemplate string
 	defaultName    string
 	namesInput     names.Input
 	metadata       clusterv1.ObjectMeta // the pool object's labels and annotations
@@ -610,11 +593,7 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 	}
 	name = p.currentName
 	if name == "" {
-		tmpl := ""
-		if p.namingTemplate != nil {
-			tmpl = *p.namingTemplate
-		}
-		if name, err = names.FromTemplate(tmpl, p.defaultName, p.namesInput, c.in.Names.For(key)); err != nil {
+		if name, err = names.FromTemplate(p.namingTemplate, p.defaultName, p.namesInput, c.in.Names.For(key)); err != nil {
 			return "", nil, nil, fmt.Errorf("ClusterClass %s: %s.namingStrategy.template: %w", c.classID(), p.classField, err)
 		}
 	}
@@ -630,7 +609,7 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 		b["replicas"] = int64(*p.replicas)
 	}
 	builtins := map[string]any{"cluster": cb, p.kind: b}
-	holder := hooksv1.HolderReference{APIVersion: clusterv1.GroupVersion.String(), Kind: p.holderKind, Name: name, FieldPath: "spec.template.spec.bootstrap.configRef"}
+	holder := hooksv1.HolderReference{APIVersion: v1beta1, Kind: p.holderKind, Name: name, FieldPath: "spec.template.spec.bootstrap.configRef"}
 	if err := c.addTarget(p.roles[0], p.class, bootstrap, holder, p.variables, builtins); err != nil {
 		return "", nil, nil, err
 	}
@@ -642,7 +621,7 @@ func (c *computer) planPool(p pool, version string, cb map[string]any) (name str
 }
 
 // poolOf is what planPool needs of a pool of either kind: the same rules for both.
-func (c *computer) poolOf(t adapt.PoolTopology) (pool, error) {
+func (c *computer) poolOf(t pools.Topology) (pool, error) {
 	pc := t.ClassIn(c.class)
 	if pc == nil {
 		kind := pools.Kind(t.MachinePool)
@@ -650,7 +629,7 @@ func (c *computer) poolOf(t adapt.PoolTopology) (pool, error) {
 			c.cluster.Namespace, c.cluster.Name, pools.Field(t.MachinePool), t.Index, kind, t.Class, c.classID())
 	}
 	p := pool{
-		holderKind: pools.Kind(t.MachinePool), topologyName: t.Name, class: t.Class, classField: classField(pc.Class),
+		holderKind: pools.Kind(t.MachinePool), topologyName: t.Name, class: t.Class, classField: classField(*pc),
 		bootstrapRef: pc.Bootstrap, infraRef: pc.Infrastructure, namingTemplate: pc.NamingTemplate,
 		namesInput: pools.NamesInput(t.MachinePool, c.cluster.Name, t.Name),
 		metadata:   c.poolObjectMeta(pc.Metadata, t.Metadata, pools.NameLabel(t.MachinePool), t.Name), replicas: t.Replicas,
@@ -668,18 +647,21 @@ func (c *computer) poolOf(t adapt.PoolTopology) (pool, error) {
 
 // withCurrent keeps the names of the pool's current object and templates.
 func (p *pool) withCurrent(name string, spec *clusterv1.MachineSpec) {
-	p.currentName, p.currentInfra = name, spec.InfrastructureRef.Name
-	if ref := spec.Bootstrap.ConfigRef; ref != nil {
-		p.currentBootstrap = ref.Name
-	}
+	p.currentName, p.currentInfra, p.currentBootstrap = name, spec.InfrastructureRef.Name, spec.Bootstrap.ConfigRef.Name
 }
 
 func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopology, index int, cb map[string]any) error {
-	p, err := c.poolOf(adapt.PoolTopologies(c.topo)[index])
+	p, err := c.poolOf(pools.Topologies(c.topo)[index])
 	if err != nil {
 		return err
 	}
-	s := &mdSlots{topo: topo, class: c.class.MachineDeploymentClass(topo.Class), current: c.in.Current.MachineDeployments[topo.Name]}
+	s := &mdSlots{topo: topo, current: c.in.Current.MachineDeployments[topo.Name]}
+	for i := range c.class.Spec.Workers.MachineDeployments {
+		if mc := &c.class.Spec.Workers.MachineDeployments[i]; mc.Class == topo.Class {
+			s.class = mc
+			break
+		}
+	}
 	s.version = c.version(c.in.Versions.MachineDeployments[topo.Name])
 	if cur := s.current; cur != nil {
 		p.withCurrent(cur.Name, &cur.Spec.Template.Spec)
@@ -692,11 +674,17 @@ func (c *computer) planMachineDeployment(topo *clusterv1.MachineDeploymentTopolo
 }
 
 func (c *computer) planMachinePool(topo *clusterv1.MachinePoolTopology, index int, cb map[string]any) error {
-	p, err := c.poolOf(adapt.PoolTopologies(c.topo)[len(c.topo.Workers.MachineDeployments)+index])
+	p, err := c.poolOf(pools.Topologies(c.topo)[len(c.topo.Workers.MachineDeployments)+index])
 	if err != nil {
 		return err
 	}
-	s := &mpSlots{topo: topo, class: c.class.MachinePoolClass(topo.Class), current: c.in.Current.MachinePools[topo.Name]}
+	s := &mpSlots{topo: topo, current: c.in.Current.MachinePools[topo.Name]}
+	for i := range c.class.Spec.Workers.MachinePools {
+		if mc := &c.class.Spec.Workers.MachinePools[i]; mc.Class == topo.Class {
+			s.class = mc
+			break
+		}
+	}
 	s.version = c.version(c.in.Versions.MachinePools[topo.Name])
 	if cur := s.current; cur != nil {
 		p.withCurrent(cur.Name, &cur.Spec.Template.Spec)
@@ -722,13 +710,13 @@ func (c *computer) clusterBuiltins() map[string]any {
 		"uid":       string(c.cluster.UID),
 		"topology": map[string]any{
 			"version":        c.topo.Version,
-			"class":          c.topo.Class,
+			"class":          c.topo.ClassRef.Name,
 			"classNamespace": c.cluster.ClassNamespace(),
-			"classRef":       map[string]any{"name": c.topo.Class, "namespace": c.cluster.ClassNamespace()},
+			"classRef":       map[string]any{"name": c.topo.ClassRef.Name, "namespace": c.cluster.ClassNamespace()},
 		},
 		"metadata": builtinMeta(c.clusterMetadata()),
 	}
-	if network := networkBuiltins(c.cluster.Spec.ClusterNetwork); network != nil {
+	if network := networkBuiltins(&c.cluster.Spec.ClusterNetwork); network != nil {
 		b["network"] = network
 	}
 	return b
@@ -769,17 +757,14 @@ func versionOnly(version string) *unstructured.Unstructured {
 // nil when none is. There is no ipFamily: Cluster API v1.14 dropped it (a template reading it
 // renders "<no value>").
 func networkBuiltins(n *clusterv1.ClusterNetwork) map[string]any {
-	if n == nil {
-		return nil
-	}
 	network := map[string]any{}
 	if n.ServiceDomain != "" {
 		network["serviceDomain"] = n.ServiceDomain
 	}
-	if n.Services != nil && len(n.Services.CIDRBlocks) > 0 {
+	if len(n.Services.CIDRBlocks) > 0 {
 		network["services"] = stringsToAny(n.Services.CIDRBlocks)
 	}
-	if n.Pods != nil && len(n.Pods.CIDRBlocks) > 0 {
+	if len(n.Pods.CIDRBlocks) > 0 {
 		network["pods"] = stringsToAny(n.Pods.CIDRBlocks)
 	}
 	if len(network) == 0 {
@@ -798,7 +783,7 @@ func stringsToAny(ss []string) []any {
 
 // build turns the patched templates into objects.
 func (c *computer) build() (*State, error) {
-	s := &State{Variables: c.clusterVs}
+	s := &State{Variables: c.clusterVs, refVersions: c.in.Current.RefVersions}
 	var err error
 	if c.infra != nil {
 		// No owner but the shim: the Cluster controller makes the Cluster the owner once the
@@ -807,7 +792,7 @@ func (c *computer) build() (*State, error) {
 			return nil, err
 		}
 		dropEmptyEndpoint(s.InfrastructureCluster)
-		s.InfrastructureRef = keepRefVersion(c.cluster.Spec.InfrastructureRef, refTo(s.InfrastructureCluster))
+		s.InfrastructureRef = c.clusterRef(refTo(s.InfrastructureCluster))
 	}
 	if c.cpInfra != nil {
 		s.ControlPlaneInfrastructureTemplate = c.rotate(c.cloneTemplate(c.cpInfra.template, c.cpInfra.name, c.baseLabels()),
@@ -816,12 +801,12 @@ func (c *computer) build() (*State, error) {
 	if s.ControlPlane, err = c.controlPlane(s.ControlPlaneInfrastructureTemplate); err != nil {
 		return nil, err
 	}
-	s.ControlPlaneRef = keepRefVersion(c.cluster.Spec.ControlPlaneRef, refTo(s.ControlPlane))
+	s.ControlPlaneRef = c.clusterRef(refTo(s.ControlPlane))
 	s.Cluster = c.clusterIntent(s.InfrastructureRef, s.ControlPlaneRef, c.upgradeStep(s.ControlPlane))
 	s.ShimNeeded = c.shimNeeded()
 	if c.cpInfra != nil {
 		// Cluster API's selectors.ForControlPlaneMHC.
-		mhc, err := c.machineHealthCheck(controlPlaneHealthCheck(c.class.Spec.ControlPlane.MachineHealthCheck, c.topo.ControlPlane.MachineHealthCheck),
+		mhc, err := c.machineHealthCheck(controlPlaneHealthCheck(&c.class.Spec.ControlPlane.HealthCheck, &c.topo.ControlPlane.HealthCheck),
 			"spec.topology.controlPlane.machineHealthCheck", s.ControlPlane.GetName(),
 			metav1.LabelSelector{MatchLabels: map[string]string{labels.TopologyOwned: "", labels.ControlPlane: ""}})
 		if err != nil {
@@ -853,13 +838,13 @@ func (c *computer) build() (*State, error) {
 // object must not get the shim as a new owner even where the caller did not pass it as current
 // (computeInfrastructureCluster and computeControlPlane carry only a shim reference the object has).
 func (c *computer) shimNeeded() bool {
-	return (c.infra != nil && c.cluster.Spec.InfrastructureRef == nil) || c.cluster.Spec.ControlPlaneRef == nil
+	return (c.infra != nil && !c.cluster.Spec.InfrastructureRef.IsDefined()) || !c.cluster.Spec.ControlPlaneRef.IsDefined()
 }
 
 // ClusterOwner is the owner reference to cluster, in apiVersion (empty: v1beta1).
 func ClusterOwner(cluster *clusterv1.Cluster, apiVersion string) metav1.OwnerReference {
 	if apiVersion == "" {
-		apiVersion = clusterv1.GroupVersion.String()
+		apiVersion = v1beta1
 	}
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
 }
@@ -880,10 +865,10 @@ func (c *computer) upgradeStep(controlPlane *unstructured.Unstructured) string {
 	if controlPlane == nil {
 		return ""
 	}
-	running := adapt.UpgradePending(c.cluster, hooksv1.AfterClusterUpgrade)
+	running := upgrade.Pending(c.cluster, hooksv1.AfterClusterUpgrade)
 	if !running {
 		cur := c.in.Current
-		in, err := adapt.UpgradeInputFrom(c.cluster, c.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, nil, nil)
+		in, err := upgrade.InputFrom(c.cluster, c.class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, nil, nil)
 		running = err == nil && in.Planned()
 	}
 	if !running {
@@ -905,7 +890,7 @@ func (c *computer) clusterIntent(infra, cp *corev1.ObjectReference, upgradeStep 
 		spec["controlPlaneRef"] = refToMap(cp)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion(clusterv1.GroupVersion.String())
+	u.SetAPIVersion(v1beta1)
 	u.SetKind("Cluster")
 	u.SetName(c.cluster.Name)
 	u.SetNamespace(c.cluster.Namespace)
@@ -922,6 +907,21 @@ func refToMap(r *corev1.ObjectReference) map[string]any {
 		m["namespace"] = r.Namespace
 	}
 	return m
+}
+
+// clusterRef is a reference of the Cluster's to want, at the version the Cluster's current
+// reference of the same group and kind carries as read in v1beta1 (Current.RefVersions, pool kind
+// "Cluster"): another controller may have moved it to a newer version of the same kind (Cluster
+// API's calculateRefDesiredAPIVersion; the hub's contract references have no version).
+func (c *computer) clusterRef(want *corev1.ObjectReference) *corev1.ObjectReference {
+	gv, err := schema.ParseGroupVersion(want.APIVersion)
+	if err != nil {
+		return want
+	}
+	if v, ok := c.in.Current.RefVersions[refVersionKey("Cluster", c.cluster.Name, gv.Group, want.Kind)]; ok {
+		want.APIVersion = v
+	}
+	return want
 }
 
 // keepRefVersion is the reference to want, keeping the current reference's apiVersion when group
@@ -996,6 +996,8 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 		}
 	}
 	if infraTemplate != nil {
+		// The control plane is a provider object: its reference to the machine template carries
+		// a version, kept from the current one of the same group and kind.
 		var current *corev1.ObjectReference
 		if cur := c.in.Current.ControlPlane; cur != nil {
 			current, _ = contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
@@ -1025,21 +1027,22 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 	if err := setList(obj, contract.ControlPlaneMachineTaints, firstTaints(topo.Taints, cpClass.Taints)); err != nil {
 		return nil, err
 	}
-	if after := rolloutAfter(topo.Rollout); after != nil {
+	if after := topo.Rollout.After; !after.IsZero() {
 		if err := contract.Set(obj, contract.ControlPlaneRolloutAfter, after.UTC().Format(time.RFC3339)); err != nil {
 			return nil, err
 		}
 	}
 	for _, t := range []struct {
 		field       string
-		class, topo *metav1.Duration
+		class, topo *int32
 	}{
-		{"nodeDrainTimeout", cpClass.NodeDrainTimeout, topo.NodeDrainTimeout},
-		{"nodeVolumeDetachTimeout", cpClass.NodeVolumeDetachTimeout, topo.NodeVolumeDetachTimeout},
-		{"nodeDeletionTimeout", cpClass.NodeDeletionTimeout, topo.NodeDeletionTimeout},
+		{"nodeDrainTimeout", cpClass.Deletion.NodeDrainTimeoutSeconds, topo.Deletion.NodeDrainTimeoutSeconds},
+		{"nodeVolumeDetachTimeout", cpClass.Deletion.NodeVolumeDetachTimeoutSeconds, topo.Deletion.NodeVolumeDetachTimeoutSeconds},
+		{"nodeDeletionTimeout", cpClass.Deletion.NodeDeletionTimeoutSeconds, topo.Deletion.NodeDeletionTimeoutSeconds},
 	} {
-		if d := firstDuration(t.topo, t.class); d != nil {
-			if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), d.Duration.String()); err != nil {
+		if d := firstInt32(t.topo, t.class); d != nil {
+			// The control plane contract's v1beta1 field: a duration (whole seconds, as the hub holds it).
+			if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), (time.Duration(*d) * time.Second).String()); err != nil {
 				return nil, err
 			}
 		}
@@ -1075,17 +1078,14 @@ func (c *computer) poolObjectMeta(class, topo clusterv1.ObjectMeta, nameLabel, t
 func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment, error) {
 	topo, mdClass := s.topo, s.class
 	mdLabels := mergeMaps(c.baseLabels(), map[string]string{labels.MachineDeploymentName: topo.Name})
-	meta := c.poolObjectMeta(mdClass.Template.Metadata, topo.Metadata, labels.MachineDeploymentName, topo.Name)
+	meta := c.poolObjectMeta(mdClass.Metadata, topo.Metadata, labels.MachineDeploymentName, topo.Name)
 	// Cluster API's names package: "<cluster>-<pool>-" for both templates of a pool.
 	prefix := fmt.Sprintf("%s-%s-", c.cluster.Name, topo.Name)
 	bootstrap := c.rotate(c.cloneTemplate(s.bootstrap.template, s.bootstrap.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/bootstrap")
 	infra := c.rotate(c.cloneTemplate(s.infra.template, s.infra.name, mdLabels), prefix, "machineDeployment/"+topo.Name+"/infrastructure")
-	version := s.version
-	var curBootstrap, curInfra *corev1.ObjectReference
-	if s.current != nil {
-		curBootstrap, curInfra = s.current.Spec.Template.Spec.Bootstrap.ConfigRef, &s.current.Spec.Template.Spec.InfrastructureRef
-	}
-	// No owner references: Cluster API's MachineDeployment controller adds the Cluster.
+	// No owner references: Cluster API's MachineDeployment controller adds the Cluster
+	// (computeMachineDeployment, whose rules for each field follow: the topology's value when set,
+	// else the class's).
 	md := &clusterv1.MachineDeployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -1095,27 +1095,32 @@ func (c *computer) machineDeployment(s *mdSlots, index int) (*MachineDeployment,
 			Annotations: copyMap(meta.Annotations),
 		},
 		Spec: clusterv1.MachineDeploymentSpec{
-			ClusterName:     c.cluster.Name,
-			Replicas:        topo.Replicas,
-			MinReadySeconds: firstInt32(topo.MinReadySeconds, mdClass.MinReadySeconds),
-			Strategy:        machineDeploymentStrategy(topo, mdClass),
-			Selector:        metav1.LabelSelector{MatchLabels: copyMap(mdLabels)},
+			ClusterName: c.cluster.Name,
+			Replicas:    topo.Replicas,
+			Rollout:     machineDeploymentRollout(topo, mdClass),
+			Deletion:    clusterv1.DeletionOrderSpec{Order: firstNonEmpty(topo.Deletion.Order, mdClass.Deletion.Order)},
+			Remediation: clusterv1.MachineDeploymentRemediationSpec{
+				MaxInFlight: firstIntOrString(topo.HealthCheck.Remediation.MaxInFlight, mdClass.HealthCheck.Remediation.MaxInFlight),
+			},
+			Selector: metav1.LabelSelector{MatchLabels: copyMap(mdLabels)},
 			Template: clusterv1.MachineTemplateSpec{
 				ObjectMeta: clusterv1.ObjectMeta{Labels: copyMap(meta.Labels), Annotations: copyMap(meta.Annotations)},
 				Spec: clusterv1.MachineSpec{
-					ClusterName:             c.cluster.Name,
-					Version:                 &version,
-					Bootstrap:               clusterv1.Bootstrap{ConfigRef: keepRefVersion(curBootstrap, refTo(bootstrap))},
-					InfrastructureRef:       *keepRefVersion(curInfra, refTo(infra)),
-					FailureDomain:           firstString(topo.FailureDomain, mdClass.FailureDomain),
-					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mdClass.NodeDrainTimeout),
-					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mdClass.NodeVolumeDetachTimeout),
-					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mdClass.NodeDeletionTimeout),
-					ReadinessGates:          firstGates(topo.ReadinessGates, mdClass.ReadinessGates),
-					Taints:                  firstTaints(topo.Taints, mdClass.Taints),
+					ClusterName:       c.cluster.Name,
+					Version:           s.version,
+					Bootstrap:         clusterv1.Bootstrap{ConfigRef: contractRef(bootstrap)},
+					InfrastructureRef: contractRef(infra),
+					FailureDomain:     firstNonEmpty(topo.FailureDomain, mdClass.FailureDomain),
+					MinReadySeconds:   firstInt32(topo.MinReadySeconds, mdClass.MinReadySeconds),
+					Deletion: clusterv1.MachineDeletionSpec{
+						NodeDrainTimeoutSeconds:        firstInt32(topo.Deletion.NodeDrainTimeoutSeconds, mdClass.Deletion.NodeDrainTimeoutSeconds),
+						NodeVolumeDetachTimeoutSeconds: firstInt32(topo.Deletion.NodeVolumeDetachTimeoutSeconds, mdClass.Deletion.NodeVolumeDetachTimeoutSeconds),
+						NodeDeletionTimeoutSeconds:     firstInt32(topo.Deletion.NodeDeletionTimeoutSeconds, mdClass.Deletion.NodeDeletionTimeoutSeconds),
+					},
+					ReadinessGates: firstGates(topo.ReadinessGates, mdClass.ReadinessGates),
+					Taints:         firstTaints(topo.Taints, mdClass.Taints),
 				},
 			},
-			RolloutAfter: rolloutAfter(topo.Rollout),
 		},
 	}
 	// Cluster API's selectors.ForMachineDeploymentMHC.
@@ -1141,15 +1146,10 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta := c.poolObjectMeta(mpClass.Template.Metadata, topo.Metadata, labels.MachinePoolName, topo.Name)
-	version := s.version
+	meta := c.poolObjectMeta(mpClass.Metadata, topo.Metadata, labels.MachinePoolName, topo.Name)
 	failureDomains := topo.FailureDomains
 	if failureDomains == nil {
 		failureDomains = mpClass.FailureDomains
-	}
-	var curBootstrap, curInfra *corev1.ObjectReference
-	if s.current != nil {
-		curBootstrap, curInfra = s.current.Spec.Template.Spec.Bootstrap.ConfigRef, &s.current.Spec.Template.Spec.InfrastructureRef
 	}
 	// No owner references: Cluster API's MachinePool controller adds the Cluster.
 	mp := &clusterv1.MachinePool{
@@ -1161,21 +1161,23 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 			Annotations: copyMap(meta.Annotations),
 		},
 		Spec: clusterv1.MachinePoolSpec{
-			ClusterName:     c.cluster.Name,
-			Replicas:        topo.Replicas,
-			MinReadySeconds: firstInt32(topo.MinReadySeconds, mpClass.MinReadySeconds),
-			FailureDomains:  append([]string(nil), failureDomains...),
+			ClusterName:    c.cluster.Name,
+			Replicas:       topo.Replicas,
+			FailureDomains: append([]string(nil), failureDomains...),
 			Template: clusterv1.MachineTemplateSpec{
 				ObjectMeta: clusterv1.ObjectMeta{Labels: copyMap(meta.Labels), Annotations: copyMap(meta.Annotations)},
 				Spec: clusterv1.MachineSpec{
-					ClusterName:             c.cluster.Name,
-					Version:                 &version,
-					Bootstrap:               clusterv1.Bootstrap{ConfigRef: keepRefVersion(curBootstrap, refTo(bootstrap))},
-					InfrastructureRef:       *keepRefVersion(curInfra, refTo(infra)),
-					NodeDrainTimeout:        firstDuration(topo.NodeDrainTimeout, mpClass.NodeDrainTimeout),
-					NodeVolumeDetachTimeout: firstDuration(topo.NodeVolumeDetachTimeout, mpClass.NodeVolumeDetachTimeout),
-					NodeDeletionTimeout:     firstDuration(topo.NodeDeletionTimeout, mpClass.NodeDeletionTimeout),
-					Taints:                  firstTaints(topo.Taints, mpClass.Taints),
+					ClusterName:       c.cluster.Name,
+					Version:           s.version,
+					Bootstrap:         clusterv1.Bootstrap{ConfigRef: contractRef(bootstrap)},
+					InfrastructureRef: contractRef(infra),
+					MinReadySeconds:   firstInt32(topo.MinReadySeconds, mpClass.MinReadySeconds),
+					Deletion: clusterv1.MachineDeletionSpec{
+						NodeDrainTimeoutSeconds:        firstInt32(topo.Deletion.NodeDrainTimeoutSeconds, mpClass.Deletion.NodeDrainTimeoutSeconds),
+						NodeVolumeDetachTimeoutSeconds: firstInt32(topo.Deletion.NodeVolumeDetachTimeoutSeconds, mpClass.Deletion.NodeVolumeDetachTimeoutSeconds),
+						NodeDeletionTimeoutSeconds:     firstInt32(topo.Deletion.NodeDeletionTimeoutSeconds, mpClass.Deletion.NodeDeletionTimeoutSeconds),
+					},
+					Taints: firstTaints(topo.Taints, mpClass.Taints),
 				},
 			},
 		},
@@ -1184,62 +1186,68 @@ func (c *computer) machinePool(s *mpSlots) (*MachinePool, error) {
 }
 
 // healthCheck is what a part's MachineHealthCheck is computed from: the class's and the
-// topology's definitions and whether each is defined as Cluster API v1.14 sees it (after the
-// v1beta1 to v1beta2 conversion, see MachineHealthCheckClass.Defined).
+// topology's checks and remediation, whether each defines a check as Cluster API v1.14's
+// IsDefined sees it, and the topology's enabled.
 type healthCheck struct {
-	class, topo               *clusterv1.MachineHealthCheckClass
+	class, topo               healthCheckDefinition
 	classDefined, topoDefined bool
-	enable                    *bool // the topology's enable
+	enabled                   *bool
+}
+
+// healthCheckDefinition is a check's definition (a MachineDeployment's remediation also has
+// maxInFlight, which goes to the MachineDeployment).
+type healthCheckDefinition struct {
+	checks      clusterv1.HealthCheckChecks
+	remediation clusterv1.HealthCheckRemediation
 }
 
 // controlPlaneHealthCheck is the control plane's health check inputs.
-func controlPlaneHealthCheck(class *clusterv1.MachineHealthCheckClass, topo *clusterv1.MachineHealthCheckTopology) healthCheck {
-	h := healthCheck{class: class, classDefined: class.Defined()}
-	if topo != nil {
-		h.topo, h.enable = &topo.MachineHealthCheckClass, topo.Enable
-		h.topoDefined = h.topo.Defined()
+func controlPlaneHealthCheck(class *clusterv1.ControlPlaneClassHealthCheck, topo *clusterv1.ControlPlaneTopologyHealthCheck) healthCheck {
+	return healthCheck{
+		class: healthCheckDefinition{class.Checks, class.Remediation}, topo: healthCheckDefinition{topo.Checks, topo.Remediation},
+		classDefined: isDefined(class.Checks, class.Remediation), topoDefined: isDefined(topo.Checks, topo.Remediation), enabled: topo.Enabled,
 	}
-	return h
 }
 
-// machineDeploymentHealthCheck is a MachineDeployment's health check inputs: a class's or
-// topology's strategy.remediation.maxInFlight alone defines a check (v1.14 converts it to
-// healthCheck.remediation.maxInFlight), one with no conditions and the default startup timeout.
+// machineDeploymentHealthCheck is a MachineDeployment's health check inputs: remediation.maxInFlight
+// alone defines a check, one with no conditions and the default startup timeout.
 func machineDeploymentHealthCheck(class *clusterv1.MachineDeploymentClass, topo *clusterv1.MachineDeploymentTopology) healthCheck {
-	h := healthCheck{class: class.MachineHealthCheck, classDefined: class.HealthCheckDefined(), topoDefined: topo.HealthCheckDefined()}
-	if topo.MachineHealthCheck != nil {
-		h.topo, h.enable = &topo.MachineHealthCheck.MachineHealthCheckClass, topo.MachineHealthCheck.Enable
+	cr, tr := class.HealthCheck.Remediation, topo.HealthCheck.Remediation
+	return healthCheck{
+		class:        healthCheckDefinition{class.HealthCheck.Checks, clusterv1.HealthCheckRemediation{TriggerIf: cr.TriggerIf, TemplateRef: cr.TemplateRef}},
+		topo:         healthCheckDefinition{topo.HealthCheck.Checks, clusterv1.HealthCheckRemediation{TriggerIf: tr.TriggerIf, TemplateRef: tr.TemplateRef}},
+		classDefined: isDefined(class.HealthCheck.Checks, cr), topoDefined: isDefined(topo.HealthCheck.Checks, tr), enabled: topo.HealthCheck.Enabled,
 	}
-	return h
+}
+
+// isDefined is Cluster API v1.14's IsDefined of a health check: checks or remediation set.
+func isDefined(checks, remediation any) bool {
+	return !reflect.ValueOf(checks).IsZero() || !reflect.ValueOf(remediation).IsZero()
 }
 
 // definition is the check to create: the topology's when it defines one (it replaces the class's
-// as a whole), else the class's; never nil.
-func (h healthCheck) definition() *clusterv1.MachineHealthCheckClass {
-	d := h.class
+// as a whole), else the class's.
+func (h healthCheck) definition() healthCheckDefinition {
 	if h.topoDefined {
-		d = h.topo
+		return h.topo
 	}
-	if d == nil {
-		return &clusterv1.MachineHealthCheckClass{}
-	}
-	return d.DeepCopy()
+	return h.class
 }
 
 // machineHealthCheck computes the MachineHealthCheck of the control plane or a MachineDeployment.
 // As Cluster API v1.14's IsControlPlaneMachineHealthCheckEnabled and
 // IsMachineDeploymentMachineHealthCheckEnabled decide it, a check exists when the class or the
-// topology defines one and the topology's enable is not false; enable: true requires a definition
+// topology defines one and the topology's enabled is not false; enabled: true requires a definition
 // somewhere. As in computeMachineHealthCheck, the check is owned by the Cluster (so it is
 // collected even if its target never existed), is labelled topology-owned and cluster-name only,
 // and carries the MachineHealthCheck webhook's defaults, so the intent matches what the server holds.
 func (c *computer) machineHealthCheck(h healthCheck, topoField, name string, selector metav1.LabelSelector) (*clusterv1.MachineHealthCheck, error) {
 	defined := h.classDefined || h.topoDefined
-	if h.enable != nil && *h.enable && !defined {
+	if h.enabled != nil && *h.enabled && !defined {
 		return nil, fmt.Errorf("Cluster %s/%s: %s.enable: a MachineHealthCheck is enabled but neither the topology nor the ClusterClass defines one",
 			c.cluster.Namespace, c.cluster.Name, topoField)
 	}
-	if !defined || (h.enable != nil && !*h.enable) {
+	if !defined || (h.enabled != nil && !*h.enabled) {
 		return nil, nil
 	}
 	d := h.definition()
@@ -1252,35 +1260,29 @@ func (c *computer) machineHealthCheck(h healthCheck, topoField, name string, sel
 			OwnerReferences: []metav1.OwnerReference{c.clusterOwner()},
 		},
 		Spec: clusterv1.MachineHealthCheckSpec{
-			ClusterName:                c.cluster.Name,
-			Selector:                   selector,
-			UnhealthyConditions:        d.UnhealthyConditions,
-			UnhealthyMachineConditions: d.UnhealthyMachineConditions,
-			MaxUnhealthy:               d.MaxUnhealthy,
-			UnhealthyRange:             d.UnhealthyRange,
-			NodeStartupTimeout:         d.NodeStartupTimeout,
-			RemediationTemplate:        d.RemediationTemplate,
+			ClusterName: c.cluster.Name,
+			Selector:    selector,
+			Checks:      *d.checks.DeepCopy(),
+			Remediation: *d.remediation.DeepCopy(),
 		},
 	}
 	defaultMachineHealthCheck(mhc)
 	return mhc, nil
 }
 
-// DefaultNodeStartupTimeout is the MachineHealthCheck webhook's default nodeStartupTimeout.
-var DefaultNodeStartupTimeout = metav1.Duration{Duration: 10 * time.Minute}
+// DefaultNodeStartupTimeoutSeconds is the MachineHealthCheck webhook's default
+// nodeStartupTimeoutSeconds (10 minutes).
+const DefaultNodeStartupTimeoutSeconds int32 = 600
 
 // defaultMachineHealthCheck applies the MachineHealthCheck webhook's defaults as Cluster API
 // v1.14's computeMachineHealthCheck calls them (core/webhooks/admission MachineHealthCheck.Default):
-// nodeStartupTimeout 10m only. Before v1.11 the webhook also wrote maxUnhealthy 100%; v1.14 writes
-// no remediation trigger, so neither does topoflow (a takeover would otherwise change every
-// check). The remediation template goes in the check's namespace (v1beta1's ref has one).
+// nodeStartupTimeoutSeconds 600 only. Before v1.11 the webhook also wrote maxUnhealthy 100%; v1.14
+// writes no remediation trigger, so neither does topoflow (a takeover would otherwise change every
+// check).
 func defaultMachineHealthCheck(m *clusterv1.MachineHealthCheck) {
-	if m.Spec.NodeStartupTimeout == nil {
-		d := DefaultNodeStartupTimeout
-		m.Spec.NodeStartupTimeout = &d
-	}
-	if r := m.Spec.RemediationTemplate; r != nil && r.Namespace == "" {
-		r.Namespace = m.Namespace
+	if m.Spec.Checks.NodeStartupTimeoutSeconds == nil {
+		d := DefaultNodeStartupTimeoutSeconds
+		m.Spec.Checks.NodeStartupTimeoutSeconds = &d
 	}
 }
 
@@ -1360,6 +1362,11 @@ func refTo(u *unstructured.Unstructured) *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace()}
 }
 
+// contractRef is a contract reference (API group, kind, name) to an object.
+func contractRef(u *unstructured.Unstructured) clusterv1.ContractVersionedObjectReference {
+	return clusterv1.ContractVersionedObjectReference{APIGroup: u.GroupVersionKind().Group, Kind: u.GetKind(), Name: u.GetName()}
+}
+
 func runtimeDeepCopy(v any) any {
 	return (&unstructured.Unstructured{Object: map[string]any{"v": v}}).DeepCopy().Object["v"]
 }
@@ -1404,15 +1411,6 @@ func mergeMaps(ms ...map[string]string) map[string]string {
 
 func copyMap(m map[string]string) map[string]string { return mergeMaps(m) }
 
-func firstDuration(ds ...*metav1.Duration) *metav1.Duration {
-	for _, d := range ds {
-		if d != nil {
-			return d.DeepCopy()
-		}
-	}
-	return nil
-}
-
 func firstInt32(vs ...*int32) *int32 {
 	for _, v := range vs {
 		if v != nil {
@@ -1423,72 +1421,33 @@ func firstInt32(vs ...*int32) *int32 {
 	return nil
 }
 
-func firstString(vs ...*string) *string {
+// firstNonEmpty is the first value set.
+func firstNonEmpty[T ~string](vs ...T) T {
 	for _, v := range vs {
-		if v != nil {
-			x := *v
-			return &x
+		if v != "" {
+			return v
 		}
 	}
-	return nil
+	return ""
 }
 
-// machineDeploymentStrategy is a MachineDeployment's strategy as Cluster API v1.14's
-// computeMachineDeployment computes it from the v1beta2 forms of the class and the topology,
-// written back in v1beta1: the rollout strategy (type, maxUnavailable, maxSurge) is the topology's
-// when the topology sets any rollout field (rollout.after too, which then leaves no strategy),
-// else the class's; the deletion order (rollingUpdate.deletePolicy) and remediation.maxInFlight
-// are each the topology's when set, else the class's. A topology's strategy so replaces only the
-// class's rollout strategy.
-func machineDeploymentStrategy(topo *clusterv1.MachineDeploymentTopology, class *clusterv1.MachineDeploymentClass) *clusterv1.MachineDeploymentStrategy {
-	out := rolloutStrategy(class.Strategy)
-	if own := rolloutStrategy(topo.Strategy); own != nil || rolloutAfter(topo.Rollout) != nil {
-		out = own
+// machineDeploymentRollout is a MachineDeployment's rollout as Cluster API v1.14's
+// computeMachineDeployment computes it: the topology's (after and strategy) when it sets any
+// rollout field, else the class's strategy. A topology's rollout so replaces the class's whole.
+func machineDeploymentRollout(topo *clusterv1.MachineDeploymentTopology, class *clusterv1.MachineDeploymentClass) clusterv1.MachineDeploymentRolloutSpec {
+	var out clusterv1.MachineDeploymentRolloutSpec
+	if !reflect.ValueOf(class.Rollout).IsZero() {
+		out.Strategy = rolloutStrategy(class.Rollout.Strategy)
 	}
-	if p := firstString(deletePolicy(topo.Strategy), deletePolicy(class.Strategy)); p != nil {
-		out = nonNilStrategy(out)
-		if out.RollingUpdate == nil {
-			out.RollingUpdate = &clusterv1.MachineRollingUpdateDeployment{}
-		}
-		out.RollingUpdate.DeletePolicy = p
-	}
-	if m := firstIntOrString(topo.Strategy.RemediationMaxInFlight(), class.Strategy.RemediationMaxInFlight()); m != nil {
-		out = nonNilStrategy(out)
-		out.Remediation = &clusterv1.RemediationStrategy{MaxInFlight: m}
+	if !reflect.ValueOf(topo.Rollout).IsZero() {
+		out = clusterv1.MachineDeploymentRolloutSpec{After: topo.Rollout.After, Strategy: rolloutStrategy(topo.Rollout.Strategy)}
 	}
 	return out
 }
 
-// rolloutStrategy is the rollout part of a v1beta1 strategy (type, maxUnavailable, maxSurge),
-// nil when none is set (v1beta2's rollout.strategy).
-func rolloutStrategy(s *clusterv1.MachineDeploymentStrategy) *clusterv1.MachineDeploymentStrategy {
-	if s == nil {
-		return nil
-	}
-	out := &clusterv1.MachineDeploymentStrategy{Type: s.Type}
-	if ru := s.RollingUpdate; ru != nil && (ru.MaxUnavailable != nil || ru.MaxSurge != nil) {
-		out.RollingUpdate = &clusterv1.MachineRollingUpdateDeployment{MaxUnavailable: copyIntOrString(ru.MaxUnavailable), MaxSurge: copyIntOrString(ru.MaxSurge)}
-	}
-	if out.Type == "" && out.RollingUpdate == nil {
-		return nil
-	}
-	return out
-}
-
-// deletePolicy is a strategy's rollingUpdate.deletePolicy (v1beta2's deletion.order), nil when
-// unset or empty.
-func deletePolicy(s *clusterv1.MachineDeploymentStrategy) *string {
-	if s == nil || s.RollingUpdate == nil || s.RollingUpdate.DeletePolicy == nil || *s.RollingUpdate.DeletePolicy == "" {
-		return nil
-	}
-	return s.RollingUpdate.DeletePolicy
-}
-
-func nonNilStrategy(s *clusterv1.MachineDeploymentStrategy) *clusterv1.MachineDeploymentStrategy {
-	if s == nil {
-		return &clusterv1.MachineDeploymentStrategy{}
-	}
-	return s
+func rolloutStrategy(s clusterv1.MachineDeploymentRolloutStrategy) clusterv1.MachineDeploymentRolloutStrategy {
+	return clusterv1.MachineDeploymentRolloutStrategy{Type: s.Type, RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
+		MaxUnavailable: copyIntOrString(s.RollingUpdate.MaxUnavailable), MaxSurge: copyIntOrString(s.RollingUpdate.MaxSurge)}}
 }
 
 func firstIntOrString(vs ...*intstr.IntOrString) *intstr.IntOrString {
@@ -1524,14 +1483,6 @@ func setList[T any](obj *unstructured.Unstructured, p contract.Path, items []T) 
 		return err
 	}
 	return contract.Set(obj, p, list)
-}
-
-// rolloutAfter is a topology part's rollout.after, nil when unset or zero.
-func rolloutAfter(r *clusterv1.TopologyRollout) *metav1.Time {
-	if r == nil || r.After == nil || r.After.IsZero() {
-		return nil
-	}
-	return r.After.DeepCopy()
 }
 
 // firstTaints is the first list set (the topology's over the class's), copied.

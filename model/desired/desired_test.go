@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	v1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/names"
@@ -27,16 +29,48 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // sample loads the quick-start sample (deploy/samples) as computation input.
 func sample(t *testing.T) Input {
 	t.Helper()
+	return sampleV1(t).hub(t)
+}
+
+// sampleV1 is the quick-start sample before its conversion to the hub, for the tests that edit
+// the v1beta1 Cluster or class (what Cluster API v1.14 converts, then computes from).
+func sampleV1(t *testing.T) *v1Input {
+	t.Helper()
 	samples := filepath.Join("..", "..", "deploy", "samples")
-	return loadInput(t, types.UID("0c4e6d2a-0000-4000-8000-000000000001"),
+	return loadV1(t, types.UID("0c4e6d2a-0000-4000-8000-000000000001"),
 		filepath.Join(samples, "clusterclass.yaml"), filepath.Join(samples, "cluster.yaml"))
+}
+
+// v1Input is computation input whose Cluster and class are still v1beta1 (hub converts them).
+type v1Input struct {
+	Cluster *v1.Cluster
+	Class   *v1.ClusterClass
+	In      Input
+}
+
+// hub is the computation input, the Cluster and class converted to the hub through adapt, as
+// the callers do.
+func (x *v1Input) hub(t *testing.T) Input {
+	t.Helper()
+	in := x.In
+	var err error
+	in.Cluster, err = adapt.ClusterToHub(x.Cluster)
+	require.NoError(t, err)
+	in.Class = adapt.ClusterClassToHub(x.Class)
+	return in
 }
 
 // loadInput decodes manifests into computation input: the ClusterClass, the Cluster (given
 // uid, so names and owner references are stable) and every other document as a template.
 func loadInput(t *testing.T, uid types.UID, files ...string) Input {
 	t.Helper()
-	in := Input{Templates: map[string]*unstructured.Unstructured{}, Names: names.Source{Seed: 42}}
+	return loadV1(t, uid, files...).hub(t)
+}
+
+// loadV1 is loadInput before the conversion to the hub.
+func loadV1(t *testing.T, uid types.UID, files ...string) *v1Input {
+	t.Helper()
+	x := &v1Input{In: Input{Templates: map[string]*unstructured.Unstructured{}, Names: names.Source{Seed: 42}}}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -47,18 +81,18 @@ func loadInput(t *testing.T, uid types.UID, files ...string) Input {
 		for _, d := range docs {
 			switch d.GetKind() {
 			case "ClusterClass":
-				in.Class = &clusterv1.ClusterClass{}
-				require.NoError(t, decode.FromUnstructured(d, in.Class))
+				x.Class = &v1.ClusterClass{}
+				require.NoError(t, decode.FromUnstructured(d, x.Class))
 			case "Cluster":
-				in.Cluster = &clusterv1.Cluster{}
-				require.NoError(t, decode.FromUnstructured(d, in.Cluster))
-				in.Cluster.UID = uid
+				x.Cluster = &v1.Cluster{}
+				require.NoError(t, decode.FromUnstructured(d, x.Cluster))
+				x.Cluster.UID = uid
 			default:
-				in.Templates[d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName()] = d
+				x.In.Templates[d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName()] = d
 			}
 		}
 	}
-	return in
+	return x
 }
 
 // golden compares the objects, as Cluster API v1.14 holds them (cluster.x-k8s.io/v1beta2: compute
@@ -105,7 +139,7 @@ func TestQuickStartGolden(t *testing.T) {
 func TestNoInfrastructureCluster(t *testing.T) {
 	// Seed 003: a class without an infrastructure template yields no infrastructure cluster.
 	in := sample(t)
-	in.Class.Spec.Infrastructure = nil
+	in.Class.Spec.Infrastructure = clusterv1.InfrastructureClass{}
 	s, err := Compute(in)
 	require.NoError(t, err)
 	assert.Nil(t, s.InfrastructureCluster)
@@ -119,8 +153,8 @@ func TestExistingNamesAreKept(t *testing.T) {
 	first, err := Compute(in)
 	require.NoError(t, err)
 
-	in.Cluster.Spec.InfrastructureRef = first.InfrastructureRef
-	in.Cluster.Spec.ControlPlaneRef = first.ControlPlaneRef
+	in.Cluster.Spec.InfrastructureRef = hubRef(first.InfrastructureRef)
+	in.Cluster.Spec.ControlPlaneRef = hubRef(first.ControlPlaneRef)
 	cp := first.ControlPlane.DeepCopy()
 	require.NoError(t, unstructured.SetNestedField(cp.Object, "existing-cp-infra", "spec", "machineTemplate", "infrastructureRef", "name"))
 	in.Current.ControlPlane = cp
@@ -148,7 +182,7 @@ func TestNamesDoNotDependOnOtherObjects(t *testing.T) {
 	in := sample(t)
 	full, err := Compute(in)
 	require.NoError(t, err)
-	in.Cluster.Spec.InfrastructureRef = full.InfrastructureRef
+	in.Cluster.Spec.InfrastructureRef = hubRef(full.InfrastructureRef)
 	in.Current.MachineDeployments = map[string]*clusterv1.MachineDeployment{"md-1": full.MachineDeployments[1].Object}
 	partial, err := Compute(in)
 	require.NoError(t, err)
@@ -175,9 +209,9 @@ func TestErrorsNameTheField(t *testing.T) {
 		}, `spec.topology.workers.machineDeployments[1].class: MachineDeploymentClass "gpu" is not defined in ClusterClass default/quick-start`},
 		{"bad naming template", func(in *Input) {
 			bad := "{{ .cluster.nmae }}"
-			in.Class.Spec.ControlPlane.NamingStrategy = &clusterv1.ControlPlaneClassNamingStrategy{Template: &bad}
+			in.Class.Spec.ControlPlane.Naming.Template = bad
 		}, "spec.controlPlane.namingStrategy.template"},
-		{"no topology", func(in *Input) { in.Cluster.Spec.Topology = nil }, "has no spec.topology"},
+		{"no topology", func(in *Input) { in.Cluster.Spec.Topology = clusterv1.Topology{} }, "has no spec.topology"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := sample(t)
@@ -193,21 +227,22 @@ func TestTopologyOverridesClass(t *testing.T) {
 	in := sample(t)
 	in.Cluster.Spec.Topology.ControlPlane.Metadata.Labels["class-cp-label"] = "from-topology"
 	fd := "zone-b"
-	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].FailureDomain = &fd
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].FailureDomain = fd
 	s, err := Compute(in)
 	require.NoError(t, err)
 	assert.Equal(t, "from-topology", s.ControlPlane.GetLabels()["class-cp-label"])
 	md := s.MachineDeployments[0].Object
-	assert.Equal(t, "zone-b", *md.Spec.Template.Spec.FailureDomain)
+	assert.Equal(t, "zone-b", md.Spec.Template.Spec.FailureDomain)
 	assert.Equal(t, "md-0", md.Labels[labels.MachineDeploymentName])
-	assert.Nil(t, s.MachineDeployments[1].Object.Spec.Template.Spec.FailureDomain)
+	assert.Empty(t, s.MachineDeployments[1].Object.Spec.Template.Spec.FailureDomain)
 }
 
 func TestIntentDropsStatusAndServerFields(t *testing.T) {
 	md := &clusterv1.MachineDeployment{}
-	md.APIVersion, md.Kind, md.Name, md.Namespace = "cluster.x-k8s.io/v1beta1", "MachineDeployment", "a", "ns"
+	md.APIVersion, md.Kind, md.Name, md.Namespace = "cluster.x-k8s.io/v1beta2", "MachineDeployment", "a", "ns"
+	md.Spec.ClusterName = "c"
 	md.ResourceVersion, md.UID = "12", "uid"
-	md.Status.Replicas = 3
+	md.Status.Replicas = ptr(int32(3))
 	u, err := ToIntent(md)
 	require.NoError(t, err)
 	assert.NotContains(t, u.Object, "status")
@@ -230,17 +265,6 @@ func TestVariablesAreValidated(t *testing.T) {
 	assert.Contains(t, msg, `spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value: Invalid value: "m5.large"`)
 }
 
-// TestDefinitionFromIsRefused: the variables are validated in v1beta2, which has no
-// definitionFrom; a v1beta1 Cluster that sets it is still refused.
-func TestDefinitionFromIsRefused(t *testing.T) {
-	in := sample(t)
-	in.Cluster.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
-	_, err := Compute(in)
-	var ie *InvalidError
-	require.ErrorAs(t, err, &ie)
-	assert.Contains(t, err.Error(), "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].definitionFrom")
-}
-
 // TestMachineHealthChecks follows Cluster API's computeMachineHealthCheck, the selectors package
 // (ForControlPlaneMHC, ForMachineDeploymentMHC) and the MachineHealthCheck webhook's Default.
 func TestMachineHealthChecks(t *testing.T) {
@@ -256,7 +280,7 @@ func TestMachineHealthChecks(t *testing.T) {
 	assert.Equal(t, map[string]string{labels.ControlPlane: "", labels.TopologyOwned: ""}, cp.Spec.Selector.MatchLabels)
 	assert.Equal(t, topologyLabels, cp.Labels, "exactly topology-owned and cluster-name")
 	assert.Equal(t, owner, cp.OwnerReferences, "owned by the Cluster, not by the control plane")
-	assert.Equal(t, "33%", cp.Spec.MaxUnhealthy.String(), "the class's value is kept")
+	assert.Equal(t, "33%", cp.Spec.Remediation.TriggerIf.UnhealthyLessThanOrEqualTo.String(), "the class's value is kept")
 
 	mdMHC := s.MachineDeployments[0].MachineHealthCheck
 	require.NotNil(t, mdMHC)
@@ -264,33 +288,32 @@ func TestMachineHealthChecks(t *testing.T) {
 	assert.Equal(t, owner, mdMHC.OwnerReferences, "owned by the Cluster, not by the MachineDeployment")
 	assert.Equal(t, topologyLabels, mdMHC.Labels, "no deployment-name label")
 	assert.Equal(t, map[string]string{labels.TopologyOwned: "", labels.MachineDeploymentName: "md-0"}, mdMHC.Spec.Selector.MatchLabels)
-	require.NotNil(t, mdMHC.Spec.UnhealthyRange)
-	assert.Equal(t, "[0-2]", *mdMHC.Spec.UnhealthyRange)
-	assert.Nil(t, mdMHC.Spec.MaxUnhealthy, "no remediation trigger written (Cluster API v1.14's MachineHealthCheck.Default sets none)")
+	assert.Equal(t, "[0-2]", mdMHC.Spec.Remediation.TriggerIf.UnhealthyInRange)
+	assert.Nil(t, mdMHC.Spec.Remediation.TriggerIf.UnhealthyLessThanOrEqualTo, "no remediation trigger written (Cluster API v1.14's MachineHealthCheck.Default sets none)")
 
 	// The topology can turn a check off, or replace the class's definition.
 	off := false
-	in.Cluster.Spec.Topology.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: &off}
-	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
-		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{
-			UnhealthyRange:      ptr("[1-3]"),
-			RemediationTemplate: &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimRemediationTemplate", Name: "r"},
+	in.Cluster.Spec.Topology.ControlPlane.HealthCheck = clusterv1.ControlPlaneTopologyHealthCheck{Enabled: &off}
+	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].HealthCheck = clusterv1.MachineDeploymentTopologyHealthCheck{
+		Remediation: clusterv1.MachineDeploymentHealthCheckRemediation{
+			TriggerIf:   clusterv1.RemediationTriggerIf{UnhealthyInRange: "[1-3]"},
+			TemplateRef: clusterv1.MachineHealthCheckRemediationTemplateReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimRemediationTemplate", Name: "r"},
 		},
 	}
 	s, err = Compute(in)
 	require.NoError(t, err)
 	assert.Nil(t, s.ControlPlaneMachineHealthCheck)
 	got := s.MachineDeployments[0].MachineHealthCheck.Spec
-	assert.Equal(t, "[1-3]", *got.UnhealthyRange)
-	assert.Equal(t, DefaultNodeStartupTimeout, *got.NodeStartupTimeout, "a topology definition replaces the class's (no merge); the webhook default fills the gap")
-	assert.Equal(t, "10m0s", got.NodeStartupTimeout.Duration.String())
-	assert.Equal(t, "default", got.RemediationTemplate.Namespace, "the remediation template defaults to the check's namespace")
+	assert.Equal(t, "[1-3]", got.Remediation.TriggerIf.UnhealthyInRange)
+	assert.Equal(t, DefaultNodeStartupTimeoutSeconds, *got.Checks.NodeStartupTimeoutSeconds, "a topology definition replaces the class's (no merge); the webhook default fills the gap")
+	assert.EqualValues(t, 600, *got.Checks.NodeStartupTimeoutSeconds)
+	assert.Equal(t, "SimRemediationTemplate", got.Remediation.TemplateRef.Kind, "v1beta2's remediation template reference has no namespace (the check's)")
 
 	// Enabling a check nobody defines is an error naming the field.
 	in = sample(t)
-	in.Class.Spec.ControlPlane.MachineHealthCheck = nil
+	in.Class.Spec.ControlPlane.HealthCheck = clusterv1.ControlPlaneClassHealthCheck{}
 	on := true
-	in.Cluster.Spec.Topology.ControlPlane.MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{Enable: &on}
+	in.Cluster.Spec.Topology.ControlPlane.HealthCheck = clusterv1.ControlPlaneTopologyHealthCheck{Enabled: &on}
 	_, err = Compute(in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.topology.controlPlane.machineHealthCheck.enable")
@@ -321,8 +344,8 @@ func TestUpgradeVersionsReachBuiltins(t *testing.T) {
 	require.NoError(t, err)
 	v, _, _ := unstructured.NestedString(s.ControlPlane.Object, "spec", "version")
 	assert.Equal(t, "v1.32.0", v)
-	assert.Equal(t, "v1.31.2", *s.MachineDeployments[0].Object.Spec.Template.Spec.Version)
-	assert.Equal(t, "v1.32.0", *s.MachineDeployments[1].Object.Spec.Template.Spec.Version)
+	assert.Equal(t, "v1.31.2", s.MachineDeployments[0].Object.Spec.Template.Spec.Version)
+	assert.Equal(t, "v1.32.0", s.MachineDeployments[1].Object.Spec.Template.Spec.Version)
 	img0, _, _ := unstructured.NestedString(s.MachineDeployments[0].InfraTemplate.Object, "spec", "template", "spec", "image")
 	img1, _, _ := unstructured.NestedString(s.MachineDeployments[1].InfraTemplate.Object, "spec", "template", "spec", "image")
 	assert.Equal(t, "sim-node:v1.31.2", img0, "builtin.machineDeployment.version follows the pool's own version")
@@ -332,13 +355,22 @@ func TestUpgradeVersionsReachBuiltins(t *testing.T) {
 func TestPatchErrorsNameTheClass(t *testing.T) {
 	in := sample(t)
 	bad := "{{ .region "
-	in.Class.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom = &clusterv1.JSONPatchValue{Template: &bad}
+	in.Class.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom = &clusterv1.JSONPatchValue{Template: bad}
 	_, err := Compute(in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `ClusterClass default/quick-start: patch "region" on SimClusterTemplate quick-start-cluster (InfrastructureCluster)`)
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// hubRef is a computed reference as the hub's Cluster holds it (a contract reference: group, kind,
+// name); the zero reference for nil.
+func hubRef(r *corev1.ObjectReference) clusterv1.ContractVersionedObjectReference {
+	if r == nil {
+		return clusterv1.ContractVersionedObjectReference{}
+	}
+	return clusterv1.ContractVersionedObjectReference{APIGroup: r.GroupVersionKind().Group, Kind: r.Kind, Name: r.Name}
+}
 
 // TestTemplateRotation: a cloned template whose spec changes gets a new name (and the parent's
 // reference moves); a metadata-only change keeps the name. The new name is the same on every
@@ -349,7 +381,7 @@ func TestTemplateRotation(t *testing.T) {
 	require.NoError(t, err)
 
 	// The computed objects now exist.
-	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = first.InfrastructureRef, first.ControlPlaneRef
+	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = hubRef(first.InfrastructureRef), hubRef(first.ControlPlaneRef)
 	in.Current.ControlPlane = first.ControlPlane
 	in.Current.MachineDeployments = map[string]*clusterv1.MachineDeployment{}
 	in.Current.Templates = map[string]*unstructured.Unstructured{}

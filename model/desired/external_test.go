@@ -10,9 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/patches"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -49,12 +48,12 @@ func ptrTo[T any](v T) *T { return &v }
 func externalInput(t *testing.T, ext *recordingExtensions) Input {
 	in := sample(t)
 	patch := clusterv1.ClusterClassPatch{Name: "ext", External: &clusterv1.ExternalPatchDefinition{
-		GenerateExtension: ptrTo("generate.test-ext"), ValidateExtension: ptrTo("validate.test-ext"),
+		GeneratePatchesExtension: "generate.test-ext", ValidateTopologyExtension: "validate.test-ext",
 		Settings: map[string]string{"mode": "strict"},
 	}}
 	p := in.Class.Spec.Patches
 	in.Class.Spec.Patches = append([]clusterv1.ClusterClassPatch{p[0], patch}, p[1:]...)
-	in.Class.Status.Variables = append(adapt.ClusterClassStatusVariablesFromHub(variables.StatusVariables(adapt.ClusterClassToHub(in.Class))), clusterv1.ClusterClassStatusVariable{
+	in.Class.Status.Variables = append(variables.StatusVariables(in.Class), clusterv1.ClusterClassStatusVariable{
 		Name: "imageTag",
 		Definitions: []clusterv1.ClusterClassStatusVariableDefinition{{From: "ext",
 			Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}}},
@@ -134,7 +133,7 @@ func TestExternalPatches(t *testing.T) {
 	md1 := item(t, req.Items, "md-1", "spec.template.spec.infrastructureRef")
 	assert.Equal(t, `"v3"`, variableMap(md1.Variables)["imageTag"], "the pool's override")
 	assert.Equal(t, "MachineDeployment", md1.HolderReference.Kind)
-	assert.Equal(t, clusterv1.GroupVersion.String(), md1.HolderReference.APIVersion)
+	assert.Equal(t, "cluster.x-k8s.io/v1beta1", md1.HolderReference.APIVersion, "holder references stay in topoflow's v1beta1")
 	assert.Equal(t, "default", md1.HolderReference.Namespace)
 	assert.Equal(t, s.MachineDeployments[1].Object.Name, md1.HolderReference.Name)
 	var cpInfra *hooksv1.GeneratePatchesRequestItem

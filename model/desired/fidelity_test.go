@@ -17,13 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	v1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 )
 
 // TestClusterIntent_computeCluster: the Cluster's intent is its name, the two topology labels and
 // the two references, nothing else (computeCluster, filtered by allowedPathsCluster); an existing
-// reference keeps its apiVersion when group and kind agree (calculateRefDesiredAPIVersion).
+// reference keeps its apiVersion when group and kind agree (calculateRefDesiredAPIVersion): the
+// hub's contract reference has none, the version read in v1beta1 comes in Current.RefVersions.
 func TestClusterIntent_computeCluster(t *testing.T) {
 	in := sample(t)
 	in.Cluster.Labels = map[string]string{"team": "a"}
@@ -53,7 +55,10 @@ func TestClusterIntent_computeCluster(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := sample(t)
-			in.Cluster.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: tc.currentAPIVersion, Kind: tc.currentKind, Name: "demo-infra", Namespace: "default"}
+			ref := &corev1.ObjectReference{APIVersion: tc.currentAPIVersion, Kind: tc.currentKind, Name: "demo-infra", Namespace: "default"}
+			in.Cluster.Spec.InfrastructureRef = hubRef(ref)
+			in.Current.RefVersions = RefVersions{}
+			in.Current.RefVersions.Add("Cluster", in.Cluster.Name, ref)
 			s, err := Compute(in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, s.InfrastructureRef.APIVersion)
@@ -152,7 +157,7 @@ func TestClusterShim_reconcileClusterShim(t *testing.T) {
 	infra.SetOwnerReferences([]metav1.OwnerReference{ClusterOwner(in.Cluster, "")})
 	cp.SetOwnerReferences([]metav1.OwnerReference{shim})
 	in.Current.InfrastructureCluster, in.Current.ControlPlane = infra, cp
-	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = s.InfrastructureRef, s.ControlPlaneRef
+	in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = hubRef(s.InfrastructureRef), hubRef(s.ControlPlaneRef)
 	s, err = Compute(in)
 	require.NoError(t, err)
 	assert.False(t, s.ShimNeeded)
@@ -187,17 +192,18 @@ func desiredShimOwner(c *clusterv1.Cluster) metav1.OwnerReference { return ShimO
 // the template's own machineTemplate.metadata, the control plane's values winning; with or without
 // it, the timeouts and readiness gates (class value, topology override) are set.
 func TestControlPlaneMachineTemplate_computeControlPlane(t *testing.T) {
-	in := sample(t)
-	cpTemplate := in.Templates["SimControlPlaneTemplate/default/quick-start-control-plane"]
+	x := sampleV1(t)
+	cpTemplate := x.In.Templates["SimControlPlaneTemplate/default/quick-start-control-plane"]
 	require.NotNil(t, cpTemplate)
 	require.NoError(t, unstructured.SetNestedField(cpTemplate.Object, map[string]any{
 		"labels":      map[string]any{"tier": "from-template", "only-in-template": "kept"},
 		"annotations": map[string]any{"template-note": "kept"},
 	}, "spec", "template", "spec", "machineTemplate", "metadata"))
-	in.Class.Spec.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "ClassGate"}}
-	in.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
-	in.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
-	in.Cluster.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{"topo-note": "cp"}
+	x.Class.Spec.ControlPlane.ReadinessGates = []v1.MachineReadinessGate{{ConditionType: "ClassGate"}}
+	x.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
+	x.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
+	x.Cluster.Spec.Topology.ControlPlane.Metadata.Annotations = map[string]string{"topo-note": "cp"}
+	in := x.hub(t)
 	s, err := Compute(in)
 	require.NoError(t, err)
 	mt, _, _ := unstructured.NestedMap(s.ControlPlane.Object, "spec", "machineTemplate")
@@ -220,13 +226,13 @@ func TestControlPlaneMachineTemplate_computeControlPlane(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"conditionType": "TopoGate", "polarity": "Negative"}}, gates)
 
 	// Without machine infrastructure: timeouts and gates only.
-	in = sample(t)
-	in.Class.Spec.ControlPlane.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "ClassGate"}}
-	in.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
-	in.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
-	in.Class.Spec.ControlPlane.MachineInfrastructure = nil
-	in.Class.Spec.ControlPlane.MachineHealthCheck = nil
-	s, err = Compute(in)
+	x = sampleV1(t)
+	x.Class.Spec.ControlPlane.ReadinessGates = []v1.MachineReadinessGate{{ConditionType: "ClassGate"}}
+	x.Class.Spec.ControlPlane.NodeDrainTimeout = &metav1.Duration{Duration: 90e9}
+	x.Cluster.Spec.Topology.ControlPlane.NodeDeletionTimeout = &metav1.Duration{Duration: 30e9}
+	x.Class.Spec.ControlPlane.MachineInfrastructure = nil
+	x.Class.Spec.ControlPlane.MachineHealthCheck = nil
+	s, err = Compute(x.hub(t))
 	require.NoError(t, err)
 	mt, _, _ = unstructured.NestedMap(s.ControlPlane.Object, "spec", "machineTemplate")
 	assert.ElementsMatch(t, []string{"readinessGates", "nodeDrainTimeout", "nodeDeletionTimeout"}, SortedKeys(mt))
@@ -299,24 +305,28 @@ func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
 	_, found, _ = unstructured.NestedFieldNoCopy(s.ControlPlane.Object, "spec", "rollout")
 	assert.False(t, found)
 	assert.Nil(t, s.MachineDeployments[0].Object.Spec.Template.Spec.Taints)
-	assert.Nil(t, s.MachineDeployments[0].Object.Spec.RolloutAfter)
+	assert.True(t, s.MachineDeployments[0].Object.Spec.Rollout.After.IsZero())
 
-	classTaint := clusterv1.MachineTaint{Key: "example.com/class", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways}
-	topoTaint := clusterv1.MachineTaint{Key: "example.com/topo", Value: "x", Effect: "PreferNoSchedule", Propagation: clusterv1.MachineTaintPropagationOnInitialization}
-	in.Class.Spec.ControlPlane.Taints = []clusterv1.MachineTaint{classTaint}
-	for i := range in.Class.Spec.Workers.MachineDeployments {
-		in.Class.Spec.Workers.MachineDeployments[i].Taints = []clusterv1.MachineTaint{classTaint}
+	classTaint := v1.MachineTaint{Key: "example.com/class", Effect: "NoSchedule", Propagation: v1.MachineTaintPropagationAlways}
+	topoTaint := v1.MachineTaint{Key: "example.com/topo", Value: "x", Effect: "PreferNoSchedule", Propagation: v1.MachineTaintPropagationOnInitialization}
+	hubTaint := func(m v1.MachineTaint) []clusterv1.MachineTaint {
+		return []clusterv1.MachineTaint{{Key: m.Key, Value: m.Value, Effect: m.Effect, Propagation: clusterv1.MachineTaintPropagation(m.Propagation)}}
 	}
-	for i := range in.Class.Spec.Workers.MachinePools {
-		in.Class.Spec.Workers.MachinePools[i].Taints = []clusterv1.MachineTaint{classTaint}
+	x := sampleV1(t)
+	x.Class.Spec.ControlPlane.Taints = []v1.MachineTaint{classTaint}
+	for i := range x.Class.Spec.Workers.MachineDeployments {
+		x.Class.Spec.Workers.MachineDeployments[i].Taints = []v1.MachineTaint{classTaint}
 	}
-	topo := in.Cluster.Spec.Topology
-	topo.Workers.MachineDeployments[1].Taints = []clusterv1.MachineTaint{topoTaint}
+	for i := range x.Class.Spec.Workers.MachinePools {
+		x.Class.Spec.Workers.MachinePools[i].Taints = []v1.MachineTaint{classTaint}
+	}
+	topo := x.Cluster.Spec.Topology
+	topo.Workers.MachineDeployments[1].Taints = []v1.MachineTaint{topoTaint}
 	after := metav1.NewTime(time.Date(2026, 3, 9, 9, 0, 0, 0, time.UTC))
-	topo.ControlPlane.Rollout = &clusterv1.TopologyRollout{After: &after}
-	topo.Workers.MachineDeployments[0].Rollout = &clusterv1.TopologyRollout{After: &after}
+	topo.ControlPlane.Rollout = &v1.TopologyRollout{After: &after}
+	topo.Workers.MachineDeployments[0].Rollout = &v1.TopologyRollout{After: &after}
 	topo.RolloutAfter = &after
-	s, err = Compute(in)
+	s, err = Compute(x.hub(t))
 	require.NoError(t, err)
 	taints, _, _ := unstructured.NestedSlice(s.ControlPlane.Object, "spec", "machineTemplate", "taints")
 	assert.Equal(t, []any{map[string]any{"key": "example.com/class", "effect": "NoSchedule", "propagation": "Always"}}, taints)
@@ -326,19 +336,18 @@ func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
 	for _, md := range s.MachineDeployments {
 		mds[md.TopologyName] = md.Object
 	}
-	assert.Equal(t, []clusterv1.MachineTaint{classTaint}, mds["md-0"].Spec.Template.Spec.Taints, "the class's")
-	assert.Equal(t, []clusterv1.MachineTaint{topoTaint}, mds["md-1"].Spec.Template.Spec.Taints, "the topology's over the class's")
-	require.NotNil(t, mds["md-0"].Spec.RolloutAfter)
-	assert.True(t, after.Equal(mds["md-0"].Spec.RolloutAfter))
-	assert.Nil(t, mds["md-1"].Spec.RolloutAfter)
-	assert.Equal(t, []clusterv1.MachineTaint{classTaint}, s.MachinePools[0].Object.Spec.Template.Spec.Taints)
+	assert.Equal(t, hubTaint(classTaint), mds["md-0"].Spec.Template.Spec.Taints, "the class's")
+	assert.Equal(t, hubTaint(topoTaint), mds["md-1"].Spec.Template.Spec.Taints, "the topology's over the class's")
+	assert.True(t, after.Equal(&mds["md-0"].Spec.Rollout.After))
+	assert.True(t, mds["md-1"].Spec.Rollout.After.IsZero())
+	assert.Equal(t, hubTaint(classTaint), s.MachinePools[0].Object.Spec.Template.Spec.Taints)
 
 	// Topology.rolloutAfter alone changes nothing.
 	base, err := Compute(sample(t))
 	require.NoError(t, err)
-	in = sample(t)
-	in.Cluster.Spec.Topology.RolloutAfter = &after
-	s, err = Compute(in)
+	x = sampleV1(t)
+	x.Cluster.Spec.Topology.RolloutAfter = &after
+	s, err = Compute(x.hub(t))
 	require.NoError(t, err)
 	want, err := base.AllObjects()
 	require.NoError(t, err)
@@ -351,20 +360,21 @@ func TestTaintsAndRolloutAfter_computeControlPlane(t *testing.T) {
 // (Cluster API v1.12) go into the MachineHealthCheck as the class or the topology defines them;
 // a topology check that sets only them replaces the class's check (MachineHealthCheckClass.Defined).
 func TestUnhealthyMachineConditions_computeMachineHealthCheck(t *testing.T) {
-	in := sample(t)
-	cond := clusterv1.UnhealthyMachineCondition{Type: "example.com/Stuck", Status: metav1.ConditionTrue, Timeout: metav1.Duration{Duration: 5 * time.Minute}}
-	require.NotNil(t, in.Class.Spec.ControlPlane.MachineHealthCheck)
-	in.Class.Spec.ControlPlane.MachineHealthCheck.UnhealthyMachineConditions = []clusterv1.UnhealthyMachineCondition{cond}
-	in.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &clusterv1.MachineHealthCheckTopology{
-		MachineHealthCheckClass: clusterv1.MachineHealthCheckClass{UnhealthyMachineConditions: []clusterv1.UnhealthyMachineCondition{cond}}}
-	s, err := Compute(in)
+	x := sampleV1(t)
+	cond := v1.UnhealthyMachineCondition{Type: "example.com/Stuck", Status: metav1.ConditionTrue, Timeout: metav1.Duration{Duration: 5 * time.Minute}}
+	require.NotNil(t, x.Class.Spec.ControlPlane.MachineHealthCheck)
+	x.Class.Spec.ControlPlane.MachineHealthCheck.UnhealthyMachineConditions = []v1.UnhealthyMachineCondition{cond}
+	x.Cluster.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &v1.MachineHealthCheckTopology{
+		MachineHealthCheckClass: v1.MachineHealthCheckClass{UnhealthyMachineConditions: []v1.UnhealthyMachineCondition{cond}}}
+	s, err := Compute(x.hub(t))
 	require.NoError(t, err)
-	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{cond}, s.ControlPlaneMachineHealthCheck.Spec.UnhealthyMachineConditions)
+	want := []clusterv1.UnhealthyMachineCondition{{Type: cond.Type, Status: cond.Status, TimeoutSeconds: ptr(int32(300))}}
+	assert.Equal(t, want, s.ControlPlaneMachineHealthCheck.Spec.Checks.UnhealthyMachineConditions)
 	md0 := s.MachineDeployments[0].MachineHealthCheck
 	require.NotNil(t, md0)
-	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{cond}, md0.Spec.UnhealthyMachineConditions)
-	assert.Empty(t, md0.Spec.UnhealthyConditions, "the topology's check replaced the class's")
-	assert.Nil(t, md0.Spec.UnhealthyRange)
+	assert.Equal(t, want, md0.Spec.Checks.UnhealthyMachineConditions)
+	assert.Empty(t, md0.Spec.Checks.UnhealthyNodeConditions, "the topology's check replaced the class's")
+	assert.Empty(t, md0.Spec.Remediation.TriggerIf.UnhealthyInRange)
 }
 
 // TestPatchesSetMetadata_updateDesiredState: patches may set labels and annotations (Cluster
@@ -379,14 +389,14 @@ func TestPatchesSetMetadata_updateDesiredState(t *testing.T) {
 	js := func(v string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(v)} }
 	in.Class.Spec.Patches = append(in.Class.Spec.Patches, clusterv1.ClusterClassPatch{Name: "metadata", Definitions: []clusterv1.PatchDefinition{{
 		Selector: clusterv1.PatchSelector{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "SimControlPlaneTemplate",
-			MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: true}},
+			MatchResources: clusterv1.PatchSelectorMatch{ControlPlane: ptr(true)}},
 		JSONPatches: []clusterv1.JSONPatch{
 			{Op: "add", Path: "/spec/template/metadata/labels/team", Value: js(`"a"`)},
 			{Op: "replace", Path: "/spec/template/metadata/labels/cluster.x-k8s.io~1cluster-name", Value: js(`"other"`)},
 		},
 	}, {
 		Selector: clusterv1.PatchSelector{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate",
-			MatchResources: clusterv1.PatchSelectorMatch{MachineDeploymentClass: &clusterv1.PatchSelectorMatchMachineDeploymentClass{Names: []string{"default-worker"}}}},
+			MatchResources: clusterv1.PatchSelectorMatch{MachineDeploymentClass: &clusterv1.PatchSelectorMatchClasses{Names: []string{"default-worker"}}}},
 		JSONPatches: []clusterv1.JSONPatch{
 			{Op: "add", Path: "/metadata/annotations/note", Value: js(`"patched"`)},
 			{Op: "replace", Path: "/metadata/annotations/cluster.x-k8s.io~1cloned-from-name", Value: js(`"other"`)},

@@ -6,11 +6,14 @@ import (
 	"reflect"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // ToIntent converts a typed object into the unstructured body of a server-side apply request.
@@ -76,17 +79,121 @@ func (u UIDs) Stamp(intent *unstructured.Unstructured) {
 	intent.SetUID(u[uidKey(intent.GetKind(), intent.GetNamespace(), intent.GetName())])
 }
 
-// InServedVersion is intent as it is written to the API server: a cluster.x-k8s.io/v1beta1
-// MachineDeployment, MachinePool or MachineHealthCheck becomes v1beta2 where they are served as
-// v1beta2 (workloadAPIVersion, see Input.WorkloadAPIVersion), because Cluster API v1.11+ applies
-// them as v1beta2 and server-side apply records the API version with the fields it owns: the same
-// fields applied in v1beta1 would change their owner's record on every object of a Cluster taken
-// over from Cluster API. Everything else is returned as it is.
-func InServedVersion(intent *unstructured.Unstructured, workloadAPIVersion string) (*unstructured.Unstructured, error) {
-	if workloadAPIVersion != conversion.V1Beta2GroupVersion.String() || !slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
+// InServedVersion is intent as it is written to the API server. The pools
+// (MachineDeployment, MachinePool) and their health checks are computed as the hub's
+// cluster.x-k8s.io/v1beta2 objects Cluster API v1.11+ applies (server-side apply records the API
+// version with the fields it owns: the same fields applied in v1beta1 would change their owner's
+// record on every object of a Cluster taken over from Cluster API); where they are served as
+// v1beta1 (workloadAPIVersion not v1beta2, see Input.WorkloadAPIVersion) they go out as Cluster
+// API's conversion serves them in v1beta1 (conversion.ToV1Beta1: contract references at the API
+// versions of the state's own objects of their group and kind), trimmed to what topoflow writes,
+// keeping the uid, with a pool's template references at the current pool's versions where group
+// and kind agree (Cluster API's calculateRefDesiredAPIVersion, Current.RefVersions). A
+// cluster.x-k8s.io/v1beta1 pool intent (computed before the hub) still becomes v1beta2 where v1beta2
+// is served. Everything else is returned as it is.
+func (s *State) InServedVersion(intent *unstructured.Unstructured, workloadAPIVersion string) (*unstructured.Unstructured, error) {
+	if !slices.Contains(conversion.WorkloadKinds, intent.GetKind()) {
 		return intent, nil
 	}
-	return V1Beta2(intent)
+	v1beta2 := conversion.V1Beta2GroupVersion.String()
+	if workloadAPIVersion == v1beta2 {
+		if intent.GetAPIVersion() == v1beta2 {
+			return intent, nil
+		}
+		return V1Beta2(intent)
+	}
+	if intent.GetAPIVersion() != v1beta2 {
+		return intent, nil
+	}
+	versions, err := s.objectVersions()
+	if err != nil {
+		return nil, err
+	}
+	out, err := conversion.ToV1Beta1(intent, func(group, kind string) (string, error) {
+		if v, ok := versions[group+"/"+kind]; ok {
+			return v, nil
+		}
+		return "", fmt.Errorf("%s %s: no object of group %q, kind %s in the desired state to give its reference a version", intent.GetKind(), intent.GetName(), group, kind)
+	})
+	if err != nil {
+		return nil, err
+	}
+	trimmed := Intent(out)
+	trimmed.SetUID(intent.GetUID())
+	for _, path := range [][]string{{"spec", "template", "spec", "bootstrap", "configRef"}, {"spec", "template", "spec", "infrastructureRef"}} {
+		ref, ok, _ := unstructured.NestedMap(trimmed.Object, path...)
+		if !ok {
+			continue
+		}
+		av, _ := ref["apiVersion"].(string)
+		kind, _ := ref["kind"].(string)
+		gv, err := schema.ParseGroupVersion(av)
+		if err != nil {
+			continue
+		}
+		if v, ok := s.refVersions[refVersionKey(intent.GetKind(), intent.GetName(), gv.Group, kind)]; ok && v != av {
+			ref["apiVersion"] = v
+			if err := unstructured.SetNestedMap(trimmed.Object, ref, path...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return trimmed, nil
+}
+
+// objectVersions are the versions of the state's own objects outside cluster.x-k8s.io/v1beta2, by
+// group and kind: what a v1beta1 contract reference to one of them carries.
+func (s *State) objectVersions() (map[string]string, error) {
+	all, err := s.AllObjects()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, o := range all {
+		if o.GetAPIVersion() == conversion.V1Beta2GroupVersion.String() {
+			continue
+		}
+		gvk := o.GroupVersionKind()
+		out[gvk.Group+"/"+gvk.Kind] = gvk.Version
+	}
+	return out, nil
+}
+
+// RefVersions are the API versions of current pools' template references as served in v1beta1,
+// by pool kind and name and the reference's group and kind (see Current.RefVersions).
+type RefVersions map[string]string
+
+func refVersionKey(poolKind, poolName, group, kind string) string {
+	return poolKind + "/" + poolName + "/" + group + "/" + kind
+}
+
+// Ref is a current pool's contract reference as an object reference in namespace ns, at the API
+// version recorded for it (Add); nil when ref is not defined. A reference with no version recorded
+// carries its group alone as apiVersion (the key fields, kind, namespace and name, are complete).
+func (r RefVersions) Ref(poolKind, poolName string, ref clusterv1.ContractVersionedObjectReference, ns string) *corev1.ObjectReference {
+	if !ref.IsDefined() {
+		return nil
+	}
+	av, ok := r[refVersionKey(poolKind, poolName, ref.APIGroup, ref.Kind)]
+	if !ok {
+		av = ref.APIGroup
+	}
+	return &corev1.ObjectReference{APIVersion: av, Kind: ref.Kind, Namespace: ns, Name: ref.Name}
+}
+
+// Add records the references of the current pool of kind poolKind ("MachineDeployment",
+// "MachinePool") named poolName, as read in v1beta1; nil references are skipped.
+func (r RefVersions) Add(poolKind, poolName string, refs ...*corev1.ObjectReference) {
+	for _, ref := range refs {
+		if ref == nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue
+		}
+		r[refVersionKey(poolKind, poolName, gv.Group, ref.Kind)] = ref.APIVersion
+	}
 }
 
 // V1Beta2 is a computed cluster.x-k8s.io/v1beta1 object as Cluster API v1.11+ holds it (the

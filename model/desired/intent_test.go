@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,11 +64,13 @@ func TestUIDsStamp(t *testing.T) {
 	}
 }
 
-// TestInServedVersion: where the pools are served as v1beta2, they and their health checks go out
-// as the v1beta2 objects Cluster API v1.14's own topology controller applies (its
-// computeMachineDeployment and computeMachineHealthCheck build v1beta2 types): references as
-// contract references, the same labels, owner references and uid; everything else, and every
-// object where v1beta1 is served, goes out as computed.
+// TestInServedVersion: the pools and their health checks are computed as the v1beta2 objects
+// Cluster API v1.14's own topology controller applies (its computeMachineDeployment and
+// computeMachineHealthCheck build v1beta2 types): where v1beta2 is served they go out as computed
+// (references as contract references, the same labels, owner references and uid); where v1beta1
+// is served, as Cluster API's conversion serves them in v1beta1, references at the versions of the
+// state's objects, or at the current pool's where group and kind agree. Everything else goes out
+// as computed.
 func TestInServedVersion(t *testing.T) {
 	const v1beta2 = "cluster.x-k8s.io/v1beta2"
 	in := sample(t)
@@ -86,7 +88,7 @@ func TestInServedVersion(t *testing.T) {
 
 	intent := byKind["MachineDeployment"]
 	intent.SetUID("md-uid")
-	out, err := InServedVersion(intent, v1beta2)
+	out, err := s.InServedVersion(intent, v1beta2)
 	require.NoError(t, err)
 	assert.Equal(t, v1beta2, out.GetAPIVersion())
 	assert.Equal(t, types.UID("md-uid"), out.GetUID())
@@ -100,28 +102,57 @@ func TestInServedVersion(t *testing.T) {
 	assert.Equal(t, md.InfraTemplate.GetName(), infra["name"])
 	assert.NotContains(t, infra, "apiVersion")
 	version, _, _ := unstructured.NestedString(out.Object, "spec", "template", "spec", "version")
-	assert.Equal(t, md.Object.Spec.Template.Spec.Version, &version)
+	assert.Equal(t, md.Object.Spec.Template.Spec.Version, version)
 	_, hasTimestamp, _ := unstructured.NestedFieldNoCopy(out.Object, "metadata", "creationTimestamp")
 	assert.False(t, hasTimestamp, "no server-set metadata in the intent")
 
 	if mhc := byKind["MachineHealthCheck"]; mhc != nil {
-		out, err := InServedVersion(mhc, v1beta2)
+		out, err := s.InServedVersion(mhc, v1beta2)
 		require.NoError(t, err)
 		assert.Equal(t, v1beta2, out.GetAPIVersion())
 		assert.Equal(t, mhc.GetOwnerReferences(), out.GetOwnerReferences())
 		checks, _, _ := unstructured.NestedMap(out.Object, "spec", "checks")
 		assert.NotEmpty(t, checks, "v1beta2 keeps the conditions under spec.checks")
+
+		old, err := s.InServedVersion(mhc, "")
+		require.NoError(t, err)
+		assert.Equal(t, "cluster.x-k8s.io/v1beta1", old.GetAPIVersion())
+		conds, _, _ := unstructured.NestedSlice(old.Object, "spec", "unhealthyConditions")
+		assert.NotEmpty(t, conds, "v1beta1 holds the conditions under spec.unhealthyConditions")
 	}
+
+	// Where v1beta1 is served: the v1beta1 MachineDeployment, its references at the templates'
+	// versions, or at the current pool's version of the same group and kind.
+	old, err := s.InServedVersion(intent, "")
+	require.NoError(t, err)
+	assert.Equal(t, "cluster.x-k8s.io/v1beta1", old.GetAPIVersion())
+	assert.Equal(t, types.UID("md-uid"), old.GetUID())
+	ref, _, _ = unstructured.NestedMap(old.Object, "spec", "template", "spec", "bootstrap", "configRef")
+	assert.Equal(t, md.BootstrapTemplate.GetAPIVersion(), ref["apiVersion"])
+	assert.Equal(t, md.BootstrapTemplate.GetName(), ref["name"])
+	oldVersion, _, _ := unstructured.NestedString(old.Object, "spec", "template", "spec", "version")
+	assert.Equal(t, md.Object.Spec.Template.Spec.Version, oldVersion)
+	s.refVersions = RefVersions{}
+	s.refVersions.Add("MachineDeployment", intent.GetName(),
+		&corev1.ObjectReference{APIVersion: "bootstrap.cluster.x-k8s.io/v1alpha9", Kind: md.BootstrapTemplate.GetKind()},
+		&corev1.ObjectReference{APIVersion: "infra.example.com/v1", Kind: md.InfraTemplate.GetKind()})
+	old, err = s.InServedVersion(intent, "")
+	require.NoError(t, err)
+	ref, _, _ = unstructured.NestedMap(old.Object, "spec", "template", "spec", "bootstrap", "configRef")
+	assert.Equal(t, "bootstrap.cluster.x-k8s.io/v1alpha9", ref["apiVersion"], "the current pool's version of the same group and kind")
+	infra, _, _ = unstructured.NestedMap(old.Object, "spec", "template", "spec", "infrastructureRef")
+	assert.Equal(t, md.InfraTemplate.GetAPIVersion(), infra["apiVersion"], "another group: the template's version")
 
 	for _, tc := range []struct {
 		name    string
 		obj     *unstructured.Unstructured
 		version string
 	}{
-		{"a MachineDeployment where v1beta1 is served", intent, ""},
 		{"a template", md.BootstrapTemplate, v1beta2},
+		{"a template where v1beta1 is served", md.BootstrapTemplate, ""},
+		{"the Cluster's intent", s.Cluster, v1beta2},
 	} {
-		got, err := InServedVersion(tc.obj, tc.version)
+		got, err := s.InServedVersion(tc.obj, tc.version)
 		require.NoError(t, err, tc.name)
 		assert.Same(t, tc.obj, got, tc.name)
 	}

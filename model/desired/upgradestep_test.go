@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 )
 
@@ -62,7 +62,7 @@ func TestUpgradeStep_computeCluster(t *testing.T) {
 			if tc.cp != "" {
 				first, err := Compute(in)
 				require.NoError(t, err)
-				in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = first.InfrastructureRef, first.ControlPlaneRef
+				in.Cluster.Spec.InfrastructureRef, in.Cluster.Spec.ControlPlaneRef = hubRef(first.InfrastructureRef), hubRef(first.ControlPlaneRef)
 				cp := first.ControlPlane.DeepCopy()
 				require.NoError(t, unstructured.SetNestedField(cp.Object, tc.cp, "spec", "version"))
 				if tc.cpStatus != "" {
@@ -73,7 +73,7 @@ func TestUpgradeStep_computeCluster(t *testing.T) {
 				for i, md := range first.MachineDeployments {
 					if v, ok := tc.mds[md.TopologyName]; ok {
 						o := first.MachineDeployments[i].Object.DeepCopy()
-						o.Spec.Template.Spec.Version = &v
+						o.Spec.Template.Spec.Version = v
 						in.Current.MachineDeployments[md.TopologyName] = o
 					}
 				}
@@ -81,7 +81,7 @@ func TestUpgradeStep_computeCluster(t *testing.T) {
 				for i, mp := range first.MachinePools {
 					if v, ok := tc.mps[mp.TopologyName]; ok {
 						o := first.MachinePools[i].Object.DeepCopy()
-						o.Spec.Template.Spec.Version = &v
+						o.Spec.Template.Spec.Version = v
 						in.Current.MachinePools[mp.TopologyName] = o
 					}
 				}

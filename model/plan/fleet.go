@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -205,11 +204,11 @@ func workerRolls(cur desired.Current, state *desired.State) []PoolRoll {
 		}
 		a, b := old.Spec.Template.Spec, md.Object.Spec.Template.Spec
 		why := machineSpecChanges(a, b)
-		if t := md.Object.Spec.RolloutAfter; t != nil && (old.Spec.RolloutAfter == nil || !t.Equal(old.Spec.RolloutAfter)) {
+		if t := md.Object.Spec.Rollout.After; !t.IsZero() && (old.Spec.Rollout.After.IsZero() || !t.Equal(&old.Spec.Rollout.After)) {
 			why = append(why, "rolloutAfter "+t.UTC().Format("2006-01-02T15:04:05Z"))
 		}
-		if !equalPtr(a.FailureDomain, b.FailureDomain) && b.FailureDomain != nil {
-			why = append(why, "failureDomain "+deref(a.FailureDomain)+" -> "+*b.FailureDomain)
+		if a.FailureDomain != b.FailureDomain && b.FailureDomain != "" {
+			why = append(why, "failureDomain "+orNone(a.FailureDomain)+" -> "+b.FailureDomain)
 		}
 		if len(why) > 0 {
 			out = append(out, PoolRoll{Kind: "MachineDeployment", Pool: md.TopologyName, Name: md.Object.Name, Why: strings.Join(why, ", ")})
@@ -232,10 +231,10 @@ func workerRolls(cur desired.Current, state *desired.State) []PoolRoll {
 // new apiVersion of the same template is not a roll).
 func machineSpecChanges(a, b clusterv1.MachineSpec) []string {
 	var why []string
-	if b.Version != nil && !equalPtr(a.Version, b.Version) {
-		why = append(why, "version "+deref(a.Version)+" -> "+*b.Version)
+	if a.Version != b.Version {
+		why = append(why, "version "+orNone(a.Version)+" -> "+b.Version)
 	}
-	if refChanged(&a.InfrastructureRef, &b.InfrastructureRef) {
+	if refChanged(a.InfrastructureRef, b.InfrastructureRef) {
 		why = append(why, "infrastructure "+a.InfrastructureRef.Name+" -> "+b.InfrastructureRef.Name)
 	}
 	if refChanged(a.Bootstrap.ConfigRef, b.Bootstrap.ConfigRef) {
@@ -244,15 +243,15 @@ func machineSpecChanges(a, b clusterv1.MachineSpec) []string {
 	return why
 }
 
-func refChanged(a, b *corev1.ObjectReference) bool {
-	if b == nil || b.Name == "" {
+func refChanged(a, b clusterv1.ContractVersionedObjectReference) bool {
+	if b.Name == "" {
 		return false
 	}
-	return a == nil || a.Kind != b.Kind || a.Name != b.Name
+	return !a.IsDefined() || a.Kind != b.Kind || a.Name != b.Name
 }
 
-func refOrNone(r *corev1.ObjectReference) string {
-	if r == nil {
+func refOrNone(r clusterv1.ContractVersionedObjectReference) string {
+	if !r.IsDefined() {
 		return "none"
 	}
 	return r.Name
@@ -271,15 +270,12 @@ func refName(u *unstructured.Unstructured, p contract.Path) string {
 	return ref.Name
 }
 
-func equalPtr[T comparable](a, b *T) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
-
-func deref(s *string) string {
-	if s == nil {
+// orNone is a value, "none" when empty (unset).
+func orNone(s string) string {
+	if s == "" {
 		return "none"
 	}
-	return *s
+	return s
 }
 
 // Summary counts a fleet plan's Clusters. Every Cluster is exactly one of Refused, Failed,

@@ -312,7 +312,7 @@ func TestCategorizeRotationNames(t *testing.T) {
 	v, _, _ := unstructured.NestedString(in.Desired.Current.ControlPlane.Object, "spec", "version")
 	assert.Equal(t, "v1.31.2", v)
 	for name, md := range in.Desired.Current.MachineDeployments {
-		assert.Equal(t, "v1.31.2", *md.Spec.Template.Spec.Version, name)
+		assert.Equal(t, "v1.31.2", md.Spec.Template.Spec.Version, name)
 	}
 	// The same change planned again gives the same names.
 	again := Categorize(ClusterInput{Cluster: "default/demo", Plan: settledSample(t, version(t, "v1.32.0"))})

@@ -19,6 +19,7 @@ import (
 	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
@@ -77,7 +78,13 @@ type Result struct {
 
 // Input is a parsed plan input.
 type Input struct {
+	// Desired is the computation input, on the hub (model/api/v1beta2).
 	Desired desired.Input
+	// Cluster and Class are the Cluster and its class as read (v1beta1), whose hub forms Desired
+	// holds (adapt): the webhooks' rules validate them, and the Cluster's intent is compared with
+	// the Cluster itself.
+	Cluster *clusterv1.Cluster
+	Class   *clusterv1.ClusterClass
 	// Current are the Cluster's current topology objects (may be empty).
 	Current []*unstructured.Unstructured
 	// Old is the Cluster as stored, for the update rules (nil: a new Cluster). A plan of a
@@ -119,17 +126,23 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		cluster.UID = types.UID("planned-" + cluster.Namespace + "-" + cluster.Name)
 	}
 
-	in := &Input{Desired: desired.Input{
-		Cluster:   cluster,
-		Class:     class,
+	hubCluster, err := adapt.ClusterToHub(cluster)
+	if err != nil {
+		return nil, fmt.Errorf("plan input: %w", err)
+	}
+	in := &Input{Cluster: cluster, Class: class, Desired: desired.Input{
+		Cluster:   hubCluster,
+		Class:     adapt.ClusterClassToHub(class),
 		Templates: map[string]*unstructured.Unstructured{},
 		Names:     names.Source{Seed: seed},
 		Current: desired.Current{
-			MachineDeployments: map[string]*clusterv1.MachineDeployment{},
-			MachinePools:       map[string]*clusterv1.MachinePool{},
+			MachineDeployments: map[string]*hubv1.MachineDeployment{},
+			MachinePools:       map[string]*hubv1.MachinePool{},
 			Templates:          map[string]*unstructured.Unstructured{},
+			RefVersions:        desired.RefVersions{},
 		},
 	}}
+	in.Desired.Current.RefVersions.Add("Cluster", cluster.Name, cluster.Spec.InfrastructureRef, cluster.Spec.ControlPlaneRef)
 	if err := in.sort(rest); err != nil {
 		return nil, err
 	}
@@ -199,7 +212,7 @@ func (in *Input) sort(docs []*unstructured.Unstructured) error {
 // nodeVersions are the kubelet versions of the Nodes the MachinePools' status.nodeRefs name, from
 // the file's Nodes (upgrade.NodeVersions; Cluster API's check.IsMachinePoolUpgrading reads them from
 // the workload cluster and fails when one is missing). Nil when no MachinePool has Nodes.
-func nodeVersions(mps map[string]*clusterv1.MachinePool, nodes map[string]*unstructured.Unstructured) (upgrade.NodeVersions, error) {
+func nodeVersions(mps map[string]*hubv1.MachinePool, nodes map[string]*unstructured.Unstructured) (upgrade.NodeVersions, error) {
 	var out upgrade.NodeVersions
 	for _, mp := range mps {
 		for _, ref := range mp.Status.NodeRefs {
@@ -275,20 +288,35 @@ func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 		if err := decode.FromUnstructured(o, md); err != nil {
 			return err
 		}
-		in.Desired.Current.MachineDeployments[md.Labels[labels.MachineDeploymentName]] = md
+		hub, err := adapt.MachineDeploymentToHub(md)
+		if err != nil {
+			return err
+		}
+		in.Desired.Current.MachineDeployments[md.Labels[labels.MachineDeploymentName]] = hub
+		in.Desired.Current.RefVersions.Add("MachineDeployment", md.Name, md.Spec.Template.Spec.Bootstrap.ConfigRef, &md.Spec.Template.Spec.InfrastructureRef)
 	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachinePool":
 		mp := &clusterv1.MachinePool{}
 		if err := decode.FromUnstructured(o, mp); err != nil {
 			return err
 		}
-		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = mp
-	case cluster.Spec.ControlPlaneRef != nil && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
+		hub, err := adapt.MachinePoolToHub(mp)
+		if err != nil {
+			return err
+		}
+		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = hub
+		in.Desired.Current.RefVersions.Add("MachinePool", mp.Name, mp.Spec.Template.Spec.Bootstrap.ConfigRef, &mp.Spec.Template.Spec.InfrastructureRef)
+	case cluster.Spec.ControlPlaneRef.IsDefined() && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
 		in.Desired.Current.ControlPlane = o
-	case cluster.Spec.InfrastructureRef != nil && o.GetKind() == cluster.Spec.InfrastructureRef.Kind && o.GetName() == cluster.Spec.InfrastructureRef.Name:
+	case cluster.Spec.InfrastructureRef.IsDefined() && o.GetKind() == cluster.Spec.InfrastructureRef.Kind && o.GetName() == cluster.Spec.InfrastructureRef.Name:
 		in.Desired.Current.InfrastructureCluster = o
 	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineHealthCheck":
-		mhc := &clusterv1.MachineHealthCheck{}
-		if err := decode.FromUnstructured(o, mhc); err != nil {
+		// Read as Cluster API's conversion serves it in v1beta2 (adapt has no MachineHealthCheck).
+		v2, err := desired.V1Beta2(o)
+		if err != nil {
+			return err
+		}
+		mhc := &hubv1.MachineHealthCheck{}
+		if err := decode.FromUnstructured(v2, mhc); err != nil {
 			return err
 		}
 		in.Desired.Current.MachineHealthChecks = append(in.Desired.Current.MachineHealthChecks, mhc)
@@ -344,8 +372,19 @@ func compute(in *Input, through bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Objects: objs, Variables: state.Variables, Course: course, decision: dec}
-	if len(in.Current) == 0 && in.Desired.Cluster.Spec.ControlPlaneRef == nil {
+	// The plan compares and prints in topoflow's version (v1beta1): the hub's pools and health
+	// checks as the v1beta1 apply writes them (desired.State.InServedVersion).
+	for i, o := range objs {
+		if objs[i], err = state.InServedVersion(o, ""); err != nil {
+			return nil, err
+		}
+	}
+	var was []clusterv1.ClusterVariable
+	if in.Cluster != nil && in.Cluster.Spec.Topology != nil {
+		was = in.Cluster.Spec.Topology.Variables
+	}
+	res := &Result{Objects: objs, Variables: adapt.ClusterVariablesFromHub(state.Variables, was), Course: course, decision: dec}
+	if len(in.Current) == 0 && !in.Desired.Cluster.Spec.ControlPlaneRef.IsDefined() {
 		return res, in.print(res)
 	}
 	res.Changes = changes(in, dec, objs)
@@ -382,19 +421,19 @@ func (in *Input) print(res *Result) error {
 // validate applies the webhooks' rules to the class and the Cluster, and the version rules against
 // what runs.
 func validate(in *Input) error {
-	c := in.Desired.Cluster
-	errs := validation.ClusterClass(in.Desired.Class, nil, nil)
-	errs = append(errs, validation.Cluster(c, in.Old, in.Desired.Class, nil)...)
+	c := in.Cluster
+	errs := validation.ClusterClass(in.Class, nil, nil)
+	errs = append(errs, validation.Cluster(c, in.Old, in.Class, nil)...)
 	if in.Old != nil && c.Spec.Topology != nil {
 		cur := in.Desired.Current
-		running, err := adapt.UpgradeInputFrom(c, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+		running, err := upgrade.InputFrom(in.Desired.Cluster, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 		if err != nil {
 			return err
 		}
 		errs = append(errs, validation.VersionAgainstRunning(c, in.Old, running)...)
 	}
 	if len(errs) > 0 {
-		return &desired.InvalidError{Object: "ClusterClass " + in.Desired.Class.Namespace + "/" + in.Desired.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
+		return &desired.InvalidError{Object: "ClusterClass " + in.Class.Namespace + "/" + in.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
 	}
 	return nil
 }
@@ -424,7 +463,7 @@ func changes(in *Input, dec *topology.Decision, objs []*unstructured.Unstructure
 		current[c.GetKind()+"/"+c.GetName()] = c
 	}
 	// The Cluster always exists: its intent is compared with the Cluster itself.
-	if u, err := desired.ToIntent(in.Desired.Cluster); err == nil {
+	if u, err := desired.ToIntent(in.Cluster); err == nil {
 		current["Cluster/"+u.GetName()] = u
 	}
 	// Templates rotated away from: a desired template of the same role replaces them.

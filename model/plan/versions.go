@@ -11,9 +11,11 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 )
 
-// A plan file may hold cluster.x-k8s.io objects in v1beta1 or v1beta2; the model computes in
-// v1beta1, so v1beta2 documents are read through Cluster API's conversion (model/api/conversion),
-// and the plan is printed in the version a client of the management cluster asks for.
+// A plan file may hold cluster.x-k8s.io objects in v1beta1 or v1beta2; they are read as v1beta1
+// through Cluster API's conversion (model/api/conversion), the model computes on their hub forms
+// (model/api/v1beta2, through adapt), the plan compares in v1beta1 (the hub's pools as the v1beta1
+// apply writes them, desired.State.InServedVersion), and it is printed in the version a client of
+// the management cluster asks for.
 
 // isClusterAPI says whether o is a cluster.x-k8s.io object of kind.
 func isClusterAPI(o *unstructured.Unstructured, kind string) bool {

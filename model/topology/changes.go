@@ -36,7 +36,7 @@ func ControlPlaneChanges(cur desired.Current, st *desired.State) []Change {
 func WorkerChanges(cur desired.Current, st *desired.State) []Change {
 	var out []Change
 	for _, md := range st.MachineDeployments {
-		var from *string
+		var from string
 		c, exists := cur.MachineDeployments[md.TopologyName]
 		if exists {
 			from = c.Spec.Template.Spec.Version
@@ -44,7 +44,7 @@ func WorkerChanges(cur desired.Current, st *desired.State) []Change {
 		out = poolChange(out, "MachineDeployment", md.TopologyName, md.Object.Name, md.Pending || md.PendingCreate, exists, from, md.Object.Spec.Template.Spec.Version)
 	}
 	for _, mp := range st.MachinePools {
-		var from *string
+		var from string
 		c, exists := cur.MachinePools[mp.TopologyName]
 		if exists {
 			from = c.Spec.Template.Spec.Version
@@ -55,13 +55,8 @@ func WorkerChanges(cur desired.Current, st *desired.State) []Change {
 }
 
 // poolChange appends the change of one pool written in this pass (none when it waits).
-func poolChange(out []Change, kind, pool, name string, waits, exists bool, from, to *string) []Change {
-	str := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
+func poolChange(out []Change, kind, pool, name string, waits, exists bool, from, to string) []Change {
+	str := func(s string) string { return s }
 	switch {
 	case waits:
 	case !exists:

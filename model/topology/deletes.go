@@ -100,12 +100,13 @@ func removedPools(cur desired.Current, state *desired.State, ns string) []corev1
 			continue
 		}
 		out = append(out, corev1.ObjectReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Namespace: ns, Name: mp.Name})
-		refs := []*corev1.ObjectReference{&mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef}
-		for _, r := range refs {
+		spec := &mp.Spec.Template.Spec
+		for _, r := range []*corev1.ObjectReference{
+			cur.RefVersions.Ref("MachinePool", mp.Name, spec.InfrastructureRef, ns),
+			cur.RefVersions.Ref("MachinePool", mp.Name, spec.Bootstrap.ConfigRef, ns),
+		} {
 			if r != nil && r.Name != "" {
-				ref := *r
-				ref.Namespace = ns
-				out = append(out, ref)
+				out = append(out, *r)
 			}
 		}
 	}

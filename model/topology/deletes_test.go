@@ -5,7 +5,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/model/desired"
 )
 
 func refNames(d Deletes) (cp, workers []string) {
@@ -66,7 +69,7 @@ func TestDeletes(t *testing.T) {
 
 // removePool takes a MachineDeployment out of the Cluster's topology.
 func removePool(w *world, name string) {
-	topo := w.in.Desired.Cluster.Spec.Topology
+	topo := &w.in.Desired.Cluster.Spec.Topology
 	var kept = topo.Workers.MachineDeployments[:0]
 	for _, md := range topo.Workers.MachineDeployments {
 		if md.Name != name {
@@ -74,4 +77,29 @@ func removePool(w *world, name string) {
 		}
 	}
 	topo.Workers.MachineDeployments = kept
+}
+
+// TestDeletes_machinePoolObjectsAtReadVersions: a removed MachinePool goes with its bootstrap
+// config and infrastructure pool, deleted at the API versions its references carry as read in
+// v1beta1 (desired.Current.RefVersions: the hub's contract references have no version).
+func TestDeletes_machinePoolObjectsAtReadVersions(t *testing.T) {
+	w := sampleWorld(t)
+	mp := w.in.Desired.Current.MachinePools["mp-0"]
+	require.NotNil(t, mp)
+	spec := mp.Spec.Template.Spec
+	w.in.Desired.Current.RefVersions = desired.RefVersions{}
+	w.in.Desired.Current.RefVersions.Add("MachinePool", mp.Name,
+		&corev1.ObjectReference{APIVersion: "bootstrap.cluster.x-k8s.io/v1alpha9", Kind: spec.Bootstrap.ConfigRef.Kind},
+		&corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: spec.InfrastructureRef.Kind})
+	w.in.Desired.Cluster.Spec.Topology.Workers.MachinePools = nil
+	dec := w.decide(t)
+	got := map[string]string{}
+	for _, r := range dec.Deletes.Workers {
+		got[r.Kind+" "+r.Name] = r.APIVersion
+	}
+	assert.Equal(t, map[string]string{
+		"MachinePool " + mp.Name: "cluster.x-k8s.io/v1beta1",
+		spec.InfrastructureRef.Kind + " " + spec.InfrastructureRef.Name:     "infrastructure.cluster.x-k8s.io/v1beta1",
+		spec.Bootstrap.ConfigRef.Kind + " " + spec.Bootstrap.ConfigRef.Name: "bootstrap.cluster.x-k8s.io/v1alpha9",
+	}, got)
 }

@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -59,7 +60,7 @@ type Decision struct {
 func Decide(in Input) (*Decision, error) {
 	d := in.Desired
 	cur := d.Current
-	ui, err := adapt.UpgradeInputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +122,13 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 		switch {
 		case current == nil:
 			md.PendingCreate = createHeld
-		case version != target && current.Spec.Template.Spec.Version != nil && *current.Spec.Template.Spec.Version == version:
+		case version != target && current.Spec.Template.Spec.Version != "" && current.Spec.Template.Spec.Version == version:
 			md.Pending = true
 			spec := current.Spec.Template.Spec
-			state.Kept = append(state.Kept, desired.RefKeyIn(&spec.InfrastructureRef, current.Namespace))
-			if spec.Bootstrap.ConfigRef != nil {
-				state.Kept = append(state.Kept, desired.RefKeyIn(spec.Bootstrap.ConfigRef, current.Namespace))
+			for _, ref := range []clusterv1.ContractVersionedObjectReference{spec.InfrastructureRef, spec.Bootstrap.ConfigRef} {
+				if ref.IsDefined() {
+					state.Kept = append(state.Kept, desired.RefKeyIn(&corev1.ObjectReference{Kind: ref.Kind, Name: ref.Name}, current.Namespace))
+				}
 			}
 		}
 	}
@@ -137,7 +139,7 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 		switch {
 		case current == nil:
 			mp.PendingCreate = createHeld
-		case version != target && current.Spec.Template.Spec.Version != nil && *current.Spec.Template.Spec.Version == version:
+		case version != target && current.Spec.Template.Spec.Version != "" && current.Spec.Template.Spec.Version == version:
 			mp.Pending = true
 		}
 	}
@@ -183,7 +185,7 @@ func (d *Decision) PendingCreates() []string {
 func Through(in Input) (*Decision, *upgrade.Course, error) {
 	d := in.Desired
 	cur := d.Current
-	ui, err := adapt.UpgradeInputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+	ui, err := upgrade.InputFrom(d.Cluster, d.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,12 +240,12 @@ func settledAt(cur desired.Current, final upgrade.Input) (desired.Current, error
 		if p.MachinePool {
 			if mp := out.MachinePools[p.Name]; mp != nil {
 				mp = mp.DeepCopy()
-				mp.Spec.Template.Spec.Version = &v
+				mp.Spec.Template.Spec.Version = v
 				out.MachinePools[p.Name] = mp
 			}
 		} else if md := out.MachineDeployments[p.Name]; md != nil {
 			md = md.DeepCopy()
-			md.Spec.Template.Spec.Version = &v
+			md.Spec.Template.Spec.Version = v
 			out.MachineDeployments[p.Name] = md
 		}
 	}

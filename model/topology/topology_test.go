@@ -8,9 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	v1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/names"
@@ -33,12 +36,16 @@ func sampleWorld(t *testing.T) *world {
 		for _, doc := range docs {
 			switch doc.GetKind() {
 			case "ClusterClass":
-				d.Class = &clusterv1.ClusterClass{}
-				require.NoError(t, decode.FromUnstructured(doc, d.Class))
+				class := &v1.ClusterClass{}
+				require.NoError(t, decode.FromUnstructured(doc, class))
+				d.Class = adapt.ClusterClassToHub(class)
 			case "Cluster":
-				d.Cluster = &clusterv1.Cluster{}
-				require.NoError(t, decode.FromUnstructured(doc, d.Cluster))
-				d.Cluster.UID = "uid-demo"
+				cluster := &v1.Cluster{}
+				require.NoError(t, decode.FromUnstructured(doc, cluster))
+				cluster.UID = "uid-demo"
+				var err error
+				d.Cluster, err = adapt.ClusterToHub(cluster)
+				require.NoError(t, err)
 			default:
 				d.Templates[keyOf(doc)] = doc
 			}
@@ -47,7 +54,7 @@ func sampleWorld(t *testing.T) *world {
 	// Create, then record what was created as the current state, settled.
 	first, err := desired.Compute(d)
 	require.NoError(t, err)
-	d.Cluster.Spec.InfrastructureRef, d.Cluster.Spec.ControlPlaneRef = first.InfrastructureRef, first.ControlPlaneRef
+	d.Cluster.Spec.InfrastructureRef, d.Cluster.Spec.ControlPlaneRef = hubRef(first.InfrastructureRef), hubRef(first.ControlPlaneRef)
 	cp := first.ControlPlane.DeepCopy()
 	require.NoError(t, unstructured.SetNestedMap(cp.Object, map[string]any{"version": "v1.31.2", "initialized": true, "ready": true, "replicas": int64(3), "updatedReplicas": int64(3), "readyReplicas": int64(3), "unavailableReplicas": int64(0)}, "status"))
 	d.Current = desired.Current{
@@ -57,7 +64,8 @@ func sampleWorld(t *testing.T) *world {
 	}
 	for _, md := range first.MachineDeployments {
 		o := md.Object.DeepCopy()
-		o.Status.Replicas, o.Status.UpdatedReplicas = *o.Spec.Replicas, *o.Spec.Replicas
+		o.Status.Replicas = ptr(*o.Spec.Replicas)
+		o.Status.Deprecated = &clusterv1.MachineDeploymentDeprecatedStatus{V1Beta1: &clusterv1.MachineDeploymentV1Beta1DeprecatedStatus{UpdatedReplicas: *o.Spec.Replicas}}
 		d.Current.MachineDeployments[md.TopologyName] = o
 		d.Current.Templates[keyOf(md.BootstrapTemplate)] = md.BootstrapTemplate
 		d.Current.Templates[keyOf(md.InfraTemplate)] = md.InfraTemplate
@@ -71,7 +79,7 @@ func sampleWorld(t *testing.T) *world {
 	}
 	for _, mp := range first.MachinePools {
 		o := mp.Object.DeepCopy()
-		o.Status.ReadyReplicas = *o.Spec.Replicas
+		o.Status.Deprecated = &clusterv1.MachinePoolDeprecatedStatus{V1Beta1: &clusterv1.MachinePoolV1Beta1DeprecatedStatus{ReadyReplicas: *o.Spec.Replicas}}
 		d.Current.MachinePools[mp.TopologyName] = o
 	}
 	return &world{in: Input{Desired: d}}
@@ -132,7 +140,7 @@ func TestPendingUpgrade_updateMachineDeployment(t *testing.T) {
 // plane is not stable (here: still rolling out its new version).
 func TestPendingCreate_computeMachineDeploymentVersion(t *testing.T) {
 	w := sampleWorld(t)
-	topo := w.in.Desired.Cluster.Spec.Topology
+	topo := &w.in.Desired.Cluster.Spec.Topology
 	topo.Version = "v1.32.0"
 	require.NoError(t, unstructured.SetNestedField(w.in.Desired.Current.ControlPlane.Object, "v1.32.0", "spec", "version"))
 	topo.Workers.MachineDeployments = append(topo.Workers.MachineDeployments, clusterv1.MachineDeploymentTopology{Class: "default-worker", Name: "md-new"})
@@ -153,11 +161,11 @@ func TestPendingCreate_computeMachineDeploymentVersion(t *testing.T) {
 	require.NoError(t, unstructured.SetNestedField(w.in.Desired.Current.ControlPlane.Object, "v1.32.0", "status", "version"))
 	for _, md := range w.in.Desired.Current.MachineDeployments {
 		v := "v1.32.0"
-		md.Spec.Template.Spec.Version = &v
+		md.Spec.Template.Spec.Version = v
 	}
 	for _, mp := range w.in.Desired.Current.MachinePools {
 		v := "v1.32.0"
-		mp.Spec.Template.Spec.Version = &v
+		mp.Spec.Template.Spec.Version = v
 	}
 	dec = w.decide(t)
 	assert.Empty(t, dec.State.PendingObjects())
@@ -203,7 +211,7 @@ func TestPendingCreateByControlPlane_IsControlPlaneStable(t *testing.T) {
 		{name: "created in the same pass", cp: func(w *world) {
 			w.in.Desired.Current = desired.Current{MachineDeployments: map[string]*clusterv1.MachineDeployment{}, MachinePools: map[string]*clusterv1.MachinePool{},
 				Templates: map[string]*unstructured.Unstructured{}}
-			w.in.Desired.Cluster.Spec.InfrastructureRef, w.in.Desired.Cluster.Spec.ControlPlaneRef = nil, nil
+			w.in.Desired.Cluster.Spec.InfrastructureRef, w.in.Desired.Cluster.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{}, clusterv1.ContractVersionedObjectReference{}
 		}},
 		{name: "provisioning (no status version yet)", cp: func(w *world) {
 			unstructured.RemoveNestedField(w.in.Desired.Current.ControlPlane.Object, "status", "version")
@@ -253,4 +261,14 @@ func TestPendingCreateWhileBeforeWorkersUpgradeHolds(t *testing.T) {
 	dec := w.decide(t)
 	require.Equal(t, "BeforeWorkersUpgrade", dec.HeldBy)
 	assert.Equal(t, []string{"md-1"}, dec.PendingCreates())
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hubRef is a computed reference as the hub's Cluster holds it (a contract reference).
+func hubRef(r *corev1.ObjectReference) clusterv1.ContractVersionedObjectReference {
+	if r == nil {
+		return clusterv1.ContractVersionedObjectReference{}
+	}
+	return clusterv1.ContractVersionedObjectReference{APIGroup: r.GroupVersionKind().Group, Kind: r.Kind, Name: r.Name}
 }

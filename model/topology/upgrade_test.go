@@ -19,12 +19,12 @@ func (w *world) setVersions(t *testing.T, cpSpec, cpStatus string, pools map[str
 	require.NoError(t, unstructured.SetNestedField(cp, cpStatus, "status", "version"))
 	for name, md := range w.in.Desired.Current.MachineDeployments {
 		if v, ok := pools[upgrade.PoolKey(false, name)]; ok {
-			md.Spec.Template.Spec.Version = &v
+			md.Spec.Template.Spec.Version = v
 		}
 	}
 	for name, mp := range w.in.Desired.Current.MachinePools {
 		if v, ok := pools[upgrade.PoolKey(true, name)]; ok {
-			mp.Spec.Template.Spec.Version = &v
+			mp.Spec.Template.Spec.Version = v
 		}
 	}
 }
@@ -85,7 +85,7 @@ func TestUpgradePass_reconcileState(t *testing.T) {
 			w.in.Desired.Class.Spec.KubernetesVersions = tc.versions
 			w.setVersions(t, tc.cpSpec, tc.cpStatus, tc.pools)
 			if tc.mpRollingOut {
-				w.in.Desired.Current.MachinePools["mp-0"].Status.ReadyReplicas--
+				w.in.Desired.Current.MachinePools["mp-0"].Status.Deprecated.V1Beta1.ReadyReplicas--
 			}
 			dec := w.decide(t)
 			assert.Equal(t, tc.wantCP, dec.Result.ControlPlane, "control plane version")

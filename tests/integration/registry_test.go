@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -46,7 +47,7 @@ func TestClusterClassStatus(t *testing.T) {
 
 	// The class owns every template it references (Cluster API's ClusterClass controller,
 	// reconcileExternalReferences), the other owners kept.
-	for _, tr := range desired.TemplateRefs(&class) {
+	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(&class)) {
 		u := e.get(tr.Ref)
 		owners := map[string]string{}
 		for _, o := range u.GetOwnerReferences() {

@@ -30,6 +30,7 @@ import (
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
@@ -472,7 +473,7 @@ func (w *Watcher) trackTemplates(class *unstructured.Unstructured) {
 		return // an invalid class is reported by the Clusters' workflows
 	}
 	classKey := cc.Namespace + "/" + cc.Name
-	refs := desired.TemplateRefs(&cc)
+	refs := desired.TemplateRefs(adapt.ClusterClassToHub(&cc))
 	var gvrs []schema.GroupVersionResource
 	w.mu.Lock()
 	for key, users := range w.templateUsers {
