@@ -32,7 +32,7 @@ func TestDeployManifests(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	for kind, n := range map[string]int{"CustomResourceDefinition": 10, "Deployment": 2, "Service": 2, "ClusterRole": 1,
+	for kind, n := range map[string]int{"CustomResourceDefinition": 11, "Deployment": 2, "Service": 2, "ClusterRole": 1,
 		"Role": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ConfigMap": 1, "ServiceAccount": 1} {
 		assert.Equal(t, n, kinds[kind], kind)
 	}
