@@ -90,7 +90,7 @@ func newRolloutPlanCmd(stdout io.Writer) *cobra.Command {
 			out := RolloutPlan{Rollout: read.Rollout.String(), Generation: read.Generation, Change: read.Spec.Change,
 				Invalid: read.Invalid, BlockedBy: read.BlockedBy, Skipped: read.Skipped}
 			out.Ledgers = addLedgers(ctx, &f, read.Clusters)
-			out.Clusters = categorizeAll(read.Clusters)
+			out.Clusters = plan.CategorizeAll(read.Clusters)
 			out.Summary = plan.Summarize(out.Clusters)
 			if output == "json" {
 				return writeJSON(stdout, out)
@@ -124,7 +124,7 @@ func runClassPlan(path, output string, f *setup.Flags, stdout io.Writer) error {
 	}
 	out := ClassPlan{Class: read.Class, Exists: read.Exists, Refused: read.Refused}
 	out.Ledgers = addLedgers(ctx, f, read.Clusters)
-	out.Clusters = categorizeAll(read.Clusters)
+	out.Clusters = plan.CategorizeAll(read.Clusters)
 	out.Summary = plan.Summarize(out.Clusters)
 	if output == "json" {
 		return writeJSON(stdout, out)
@@ -225,14 +225,6 @@ func queryLedger(ctx context.Context, tc client.Client, ns, name string) (*upgra
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return ledgerOf(ctx, tc, ns, name)
-}
-
-func categorizeAll(cs []plan.ClusterInput) []plan.ClusterPlan {
-	out := make([]plan.ClusterPlan, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, plan.Categorize(c))
-	}
-	return out
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -281,6 +281,15 @@ func orNone(s string) string {
 // Summary counts a fleet plan's Clusters. Every Cluster is exactly one of Refused, Failed,
 // Unchanged and Changed (Outcome); of the Changed, RollWorkers and RollControlPlane count those whose
 // machines roll (a Cluster can be in both), InPlace those where none does.
+// CategorizeAll plans every Cluster of a fleet plan, in order.
+func CategorizeAll(cs []ClusterInput) []ClusterPlan {
+	out := make([]ClusterPlan, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Categorize(c))
+	}
+	return out
+}
+
 type Summary struct {
 	Clusters         int `json:"clusters"`
 	RollWorkers      int `json:"rollWorkers"`

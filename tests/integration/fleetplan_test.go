@@ -114,6 +114,15 @@ func TestRolloutPlanPredictsWrites(t *testing.T) {
 	require.NoError(t, json.Unmarshal(run("rollout", "plan", e.ns+"/to-1-32", "-o", "json"), &got))
 	t.Logf("summary: %s; ledgers: %s", got.Summary, got.Ledgers)
 	assert.Equal(t, plan.Summary{Clusters: 3, RollWorkers: 2, RollControlPlane: 2, Unchanged: 1}, got.Summary)
+	// The same plan, summed up, in the status of the Rollout while it waits for that approval.
+	e.eventually(time.Minute, "the fleet plan in the Rollout's status", func() (bool, string) {
+		p := e.rolloutStatus("to-1-32").Plan
+		if p == nil {
+			return false, "no status.plan"
+		}
+		return p.Approval == "all@gen-1" && p.Summary == got.Summary.String() && p.RollWorkers == 2 && p.Unchanged == 1,
+			fmt.Sprintf("%+v", *p)
+	})
 	require.Len(t, got.Clusters, 3)
 	byName := map[string]plan.ClusterPlan{}
 	for i, p := range got.Clusters {
@@ -160,6 +169,10 @@ func TestRolloutPlanPredictsWrites(t *testing.T) {
 		st := e.rolloutStatus("to-1-32")
 		return st.Phase == rollout.PhaseCompleted, fmt.Sprintf("phase %s, %+v", st.Phase, st.Counts)
 	})
+	// The workflow's own status writes leave the plan (another field manager's) in place.
+	if p := e.rolloutStatus("to-1-32").Plan; assert.NotNil(t, p, "status.plan after the rollout") {
+		assert.Equal(t, "all@gen-1", p.Approval)
+	}
 
 	for _, n := range names {
 		p := byName[n]

@@ -9,12 +9,14 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/internal/kube"
+	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/rollout"
@@ -39,6 +41,9 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 		u := asUnstructured(obj)
 		if u == nil {
 			return
+		}
+		if planDue(u) {
+			w.objects.Add(activities.ObjectRef{Kind: "RolloutPlan", Namespace: u.GetNamespace(), Name: u.GetName()})
 		}
 		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
 			reflect.DeepEqual(o.GetAnnotations(), u.GetAnnotations()) && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) &&
@@ -149,4 +154,14 @@ func (w *Watcher) signalRollout(ctx context.Context, key string) error {
 		return fmt.Errorf("signal-with-start %s: %w", id, err)
 	}
 	return nil
+}
+
+// planDue says whether a Rollout waits for its first approval without a plan for it in its status
+// (rollout.PlanDue): its plan is then written by a ReconcileObject workflow.
+func planDue(u *unstructured.Unstructured) bool {
+	var r rolloutv1.Rollout
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &r); err != nil {
+		return false
+	}
+	return rollout.PlanDue(r.Status, r.Generation)
 }

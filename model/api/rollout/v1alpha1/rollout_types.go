@@ -199,10 +199,40 @@ type RolloutStatus struct {
 	// +optional
 	// +listType=atomic
 	LateMatches []string `json:"lateMatches,omitempty"`
+	// Plan is what the change would do to each selected Cluster, summed up: computed while the
+	// rollout waits for the approval before its first stage (what that approval lets happen), by
+	// the code `starter rollout plan` runs. It stays after the approval, naming the one it was for.
+	// +optional
+	Plan *PlanStatus `json:"plan,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PlanStatus is a Rollout's fleet plan, summed up (the full plan: starter rollout plan).
+type PlanStatus struct {
+	// Approval is the approval the plan was made for ("<stage>@gen-<generation>").
+	Approval string `json:"approval"`
+	// PlannedAt is when the Clusters were read for it.
+	PlannedAt metav1.Time `json:"plannedAt"`
+	// Summary is the plan's line: "N Clusters: a roll their workers, b roll their control plane,
+	// c change in place only, d unchanged, e refused".
+	Summary string `json:"summary"`
+	// Counts of the Clusters by what the change does to them (a Cluster that rolls both its
+	// control plane and its workers counts in both).
+	Clusters         int32 `json:"clusters"`
+	RollWorkers      int32 `json:"rollWorkers"`
+	RollControlPlane int32 `json:"rollControlPlane"`
+	InPlace          int32 `json:"inPlace"`
+	Unchanged        int32 `json:"unchanged"`
+	Refused          int32 `json:"refused"`
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// Refusals are the first refused (or unplannable) Clusters, "namespace/name: why" (at most 10).
+	// +optional
+	// +listType=atomic
+	Refusals []string `json:"refusals,omitempty"`
 }
 
 // StageStatus is when a stage ran.
