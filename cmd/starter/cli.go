@@ -39,7 +39,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	run := newRunCmd()
 	root.Flags().AddFlagSet(run.Flags())
 	root.RunE = run.RunE
-	root.AddCommand(run, newPlanCmd(stdout, stderr), newStatusCmd(stdout), newRolloutCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(run, newPlanCmd(stdout, stderr), newStatusCmd(stdout), newRolloutCmd(stdout), newRevisionsCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 

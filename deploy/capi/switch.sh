@@ -7,8 +7,10 @@
 #   deploy/capi/switch.sh topoflow     the way in:   core's ClusterTopology and RuntimeSDK gates
 #                                      off, Cluster API's Cluster/ClusterClass/ExtensionConfig
 #                                      webhooks replaced by topoflow's, topoflow started
-#   deploy/capi/switch.sh clusterapi   the way back: topoflow stopped and its webhook
-#                                      configurations removed, Cluster API's webhooks and gates on
+#   deploy/capi/switch.sh clusterapi   the way back: refused while a Cluster is behind its
+#                                      class's newest revision (starter revisions check); then
+#                                      topoflow stopped and its webhook configurations removed,
+#                                      Cluster API's webhooks and gates on
 set -euo pipefail
 export TOPOFLOW_STACK="${TOPOFLOW_STACK:-capi}"
 source "$(dirname "$0")/../stack/lib.sh"
@@ -27,6 +29,12 @@ if [[ "$mode" == topoflow ]]; then
   capi_install "$core" topoflow
   topoflow_start
 else
+  # Cluster API computes every Cluster from the live ClusterClass: a Cluster that topoflow holds on
+  # an older ClusterClass revision would change at once. Refuse, naming them, until they are moved.
+  if ! "$BIN/starter" revisions check; then
+    log "not handing back: move those Clusters to their class's newest revision first (docs/class-revisions.md)"
+    exit 1
+  fi
   topoflow_stop
   capi_install "$core" clusterapi
   capi_start "$core" clusterapi

@@ -51,7 +51,7 @@ func TestPlanStatusOf(t *testing.T) {
 	}
 	got := PlanStatusOf("canary@gen-3", at, plans)
 	want := rolloutv1.PlanStatus{Approval: "canary@gen-3", PlannedAt: at, Clusters: 5, RollWorkers: 2, RollControlPlane: 1, InPlace: 1, Unchanged: 1, Refused: 1,
-		Summary: "5 Clusters: 2 roll their workers, 1 roll their control plane, 1 change in place only, 1 unchanged, 1 refused",
+		Summary:  "5 Clusters: 2 roll their workers, 1 roll their control plane, 1 change in place only, 1 unchanged, 1 refused",
 		Refusals: []string{"a/c4: spec.topology.version: Invalid value"}}
 	if got.Summary != want.Summary || got.Clusters != want.Clusters || got.RollWorkers != want.RollWorkers || got.RollControlPlane != want.RollControlPlane ||
 		got.InPlace != want.InPlace || got.Unchanged != want.Unchanged || got.Refused != want.Refused || strings.Join(got.Refusals, "|") != strings.Join(want.Refusals, "|") ||
