@@ -140,13 +140,7 @@ func classStatusHolds(class *clusterv1.ClusterClass, vars []clusterv1.ClusterCla
 // next change of the class tries again. The owner references go in a merge patch carrying the
 // resourceVersion read, so a concurrent change to the list fails and the activity reads again.
 func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterClass) error {
-	seen := map[string]bool{}
-	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(class)) {
-		key := tr.Ref.APIVersion + " " + desired.RefKey(tr.Ref)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
+	for _, tr := range distinctTemplateRefs(class) {
 		t, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)
 		if kube.IsNotFound(err) {
 			continue
@@ -172,6 +166,21 @@ func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterC
 		}
 	}
 	return nil
+}
+
+// distinctTemplateRefs are the templates a class references (desired.TemplateRefs), each once
+// (by apiVersion, kind, namespace and name): several fields may name the same template.
+func distinctTemplateRefs(class *clusterv1.ClusterClass) []desired.TemplateRef {
+	var out []desired.TemplateRef
+	seen := map[string]bool{}
+	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(class)) {
+		key := tr.Ref.APIVersion + " " + desired.RefKey(tr.Ref)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, tr)
+		}
+	}
+	return out
 }
 
 // discoversVariables says whether a class has external patches that define variables.

@@ -3,74 +3,46 @@ package activities
 import (
 	"context"
 	"fmt"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sort"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/revision"
 )
 
-// classRevisionsResource is where ClusterClassRevisions are served.
-var classRevisionsResource = rolloutv1.GroupVersion.WithResource("clusterclassrevisions")
-
 // HandBackRefusals reads every ClusterClass with revisions (in namespace, "" for all) and says
-// which of its Clusters Cluster API could not take back as they are (revision.HandBackRefusals):
-// the hand-back (deploy/capi/switch.sh clusterapi) refuses while there are any. Read only.
+// why Cluster API could not take its Clusters back as they are (revision.HandBackRefusals): the
+// hand-back (deploy/capi/switch.sh clusterapi) refuses while there are any. It reads what the
+// recorder reads (readClassRevisions), and writes nothing.
 func (a *Activities) HandBackRefusals(ctx context.Context, namespace string) ([]string, error) {
-	classes, err := a.Kube.List(ctx, kube.ClusterClasses, namespace, "")
+	classes, err := a.Kube.ListUncached(ctx, kube.ClusterClasses, namespace, "")
 	if err != nil {
 		return nil, fmt.Errorf("listing ClusterClasses: %w", err)
 	}
 	var out []string
 	for i := range classes {
-		class := &classes[i]
-		if !revision.On(class.GetAnnotations()) {
+		u := &classes[i]
+		if !revision.On(u.GetAnnotations()) {
 			continue
 		}
-		revs, err := a.recordedRevisions(ctx, class.GetNamespace(), class.GetName())
+		class := &clusterv1.ClusterClass{}
+		if err := a.Kube.Decode(u, class); err != nil {
+			return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		cr, err := a.readClassRevisions(ctx, class, u)
 		if err != nil {
 			return nil, err
 		}
-		pins, err := a.classPins(ctx, class.GetNamespace(), class.GetName())
-		if err != nil {
-			return nil, err
+		pins := make([]revision.Pin, 0, len(cr.clusters))
+		for name, annotations := range cr.clusters {
+			pins = append(pins, revision.Pin{Cluster: class.Namespace + "/" + name, Pin: annotations[revision.PinAnnotation]})
 		}
-		out = append(out, revision.HandBackRefusals(class.GetNamespace(), class.GetName(), revs, pins)...)
-	}
-	return out, nil
-}
-
-// recordedRevisions lists a class's revisions as the decisions read them.
-func (a *Activities) recordedRevisions(ctx context.Context, namespace, class string) ([]revision.Recorded, error) {
-	items, err := a.Kube.List(ctx, classRevisionsResource, namespace, revision.ClassLabel+"="+class)
-	if kube.IsNotFound(err) {
-		return nil, nil // the CRD is not installed: no revisions anywhere
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing the revisions of ClusterClass %s/%s: %w", namespace, class, err)
-	}
-	out := make([]revision.Recorded, 0, len(items))
-	for _, u := range items {
-		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "revision")
-		hash, _, _ := unstructured.NestedString(u.Object, "spec", "hash")
-		out = append(out, revision.Recorded{Name: u.GetName(), Revision: n, Hash: hash})
-	}
-	return out, nil
-}
-
-// classPins lists the Clusters of a class with the revision each is pinned to.
-func (a *Activities) classPins(ctx context.Context, namespace, class string) ([]revision.Pin, error) {
-	clusters, err := a.Kube.List(ctx, kube.Clusters, namespace, "")
-	if err != nil {
-		return nil, fmt.Errorf("listing the Clusters of namespace %s: %w", namespace, err)
-	}
-	var out []revision.Pin
-	for _, c := range clusters {
-		if name, _, _ := unstructured.NestedString(c.Object, "spec", "topology", "class"); name != class {
-			continue
+		refusals := revision.HandBackRefusals(class.Namespace, class.Name, cr.hash, cr.recorded, pins)
+		for _, n := range cr.untrusted {
+			refusals = append(refusals, fmt.Sprintf("ClusterClassRevision %s/%s does not hold what its spec.hash says: delete it", class.Namespace, revision.Name(class.Name, n)))
 		}
-		out = append(out, revision.Pin{Cluster: c.GetNamespace() + "/" + c.GetName(), Pin: c.GetAnnotations()[revision.PinAnnotation]})
+		out = append(out, refusals...)
 	}
+	sort.Strings(out)
 	return out, nil
 }

@@ -38,9 +38,11 @@ capi_pki_init
 capi_providers
 log "installing Cluster API $CAPI_VERSION CRDs and webhooks"
 for i in "${!providers[@]}"; do capi_install "$i" "$mode"; done
-# topoflow's own API (fleet Rollouts and their strategies) beside Cluster API's.
+# topoflow's own API (fleet Rollouts and their strategies, ClusterClass revisions) beside
+# Cluster API's.
 kc apply --server-side --force-conflicts -f "$root/deploy/crds/topoflow.dev_rollouts.yaml" \
-  -f "$root/deploy/crds/topoflow.dev_rolloutstrategies.yaml" >/dev/null
+  -f "$root/deploy/crds/topoflow.dev_rolloutstrategies.yaml" \
+  -f "$root/deploy/crds/topoflow.dev_clusterclassrevisions.yaml" >/dev/null
 kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
 topoflow_stop

@@ -522,11 +522,7 @@ func (c *Client) list(ctx context.Context, asked schema.GroupVersionResource, ns
 			return c.fromWireList(asked, items)
 		}
 	}
-	list, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	return c.fromWireList(asked, list.Items)
+	return c.ListUncached(ctx, asked, ns, selector)
 }
 
 func notFound(gvr schema.GroupVersionResource, name string) error {

@@ -46,6 +46,8 @@ var (
 	Machines            = clusterv1.GroupVersion.WithResource("machines")
 	Rollouts            = rolloutv1.GroupVersion.WithResource("rollouts")
 	RolloutStrategies   = rolloutv1.GroupVersion.WithResource("rolloutstrategies")
+	// ClusterClassRevisions are topoflow's records of opted-in ClusterClasses (issue #38).
+	ClusterClassRevisions = rolloutv1.GroupVersion.WithResource("clusterclassrevisions")
 )
 
 // CustomResourceDefinitions are read to tell which Cluster API components are installed.

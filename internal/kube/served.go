@@ -137,6 +137,17 @@ func (c *Client) GetUncached(ctx context.Context, gvr schema.GroupVersionResourc
 	return c.fromWire(gvr, u)
 }
 
+// ListUncached lists the objects of a resource in ns matching a label selector from the API
+// server itself, not the cache (a decision that must see a create at once), in the version the
+// caller names.
+func (c *Client) ListUncached(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, error) {
+	list, err := c.Dynamic.Resource(c.wire(gvr)).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	return c.fromWireList(gvr, list.Items)
+}
+
 // ApplyDryRun asks admission about an apply of obj (server-side, forced, nothing stored), in the
 // version the API server prefers; the answer comes back in obj's version.
 func (c *Client) ApplyDryRun(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {

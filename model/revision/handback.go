@@ -12,14 +12,18 @@ type Pin struct {
 }
 
 // HandBackRefusals says why Cluster API cannot take a class's Clusters back as they are: Cluster
-// API computes every Cluster from the live class, so each must already be on the class's newest
-// revision (the live class, once recorded). A class without revisions has nothing to refuse.
-func HandBackRefusals(namespace, class string, revisions []Recorded, clusters []Pin) []string {
+// API computes every Cluster from the live class, so the newest revision must hold the live class
+// (liveHash: its content's hash), and each Cluster must be on it. A class without revisions has
+// nothing to refuse.
+func HandBackRefusals(namespace, class, liveHash string, revisions []Recorded, clusters []Pin) []string {
 	newest := Newest(revisions)
 	if newest == nil {
 		return nil
 	}
 	var out []string
+	if newest.Hash != liveHash {
+		out = append(out, fmt.Sprintf("ClusterClass %s/%s has changes its newest revision, %s, does not hold yet: wait until topoflow records them", namespace, class, newest.Name))
+	}
 	for _, c := range clusters {
 		n, ok := PinnedTo(map[string]string{PinAnnotation: c.Pin}, class)
 		switch {

@@ -23,10 +23,10 @@ import (
 	"github.com/topoflow/topoflow/tests/extension"
 )
 
-// TestLeastPrivilege runs topoflow (worker and watcher) as the ServiceAccount of deploy/rbac, by
-// impersonation, through a Cluster's create, its ClusterClass status and its ordered delete: the
-// rules shipped are enough, and a missing one fails here rather than in a management cluster.
-func TestLeastPrivilege(t *testing.T) {
+// leastPrivilege applies deploy/rbac and returns a client that impersonates its ServiceAccount,
+// once the grant is in effect.
+func leastPrivilege(t *testing.T) *kube.Client {
+	t.Helper()
 	data, err := os.ReadFile(repoFile("deploy/rbac/topoflow.yaml"))
 	require.NoError(t, err)
 	docs, err := decode.Documents(bytes.NewReader(data))
@@ -48,8 +48,14 @@ func TestLeastPrivilege(t *testing.T) {
 	// The ServiceAccount cannot do what it was not granted.
 	err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Delete(t.Context(), "x", metav1.DeleteOptions{})
 	require.True(t, apierrors.IsForbidden(err), "deleting Clusters is not granted: %v", err)
+	return sa
+}
 
-	e := newEnv(t, envOptions{kube: sa, extensionConfigs: true})
+// TestLeastPrivilege runs topoflow (worker and watcher) as the ServiceAccount of deploy/rbac, by
+// impersonation, through a Cluster's create, its ClusterClass status and its ordered delete: the
+// rules shipped are enough, and a missing one fails here rather than in a management cluster.
+func TestLeastPrivilege(t *testing.T) {
+	e := newEnv(t, envOptions{kube: leastPrivilege(t), extensionConfigs: true})
 	// A Runtime Extension whose CA is injected from a Secret: discovery, namespaceSelector, the
 	// Secret and a hook call all go through the ServiceAccount.
 	ext, err := extension.Start(hooksv1.BeforeClusterCreate, hooksv1.BeforeClusterDelete)

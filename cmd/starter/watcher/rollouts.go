@@ -43,7 +43,7 @@ func (w *Watcher) watchRollouts(ctx context.Context) error {
 			return
 		}
 		if planDue(u) {
-			w.objects.Add(activities.ObjectRef{Kind: "RolloutPlan", Namespace: u.GetNamespace(), Name: u.GetName()})
+			w.objects.Add(activities.ObjectRef{Kind: workflows.RolloutPlanKind, Namespace: u.GetNamespace(), Name: u.GetName()})
 		}
 		if o := asUnstructured(oldObj); o != nil && o.GetGeneration() == u.GetGeneration() &&
 			reflect.DeepEqual(o.GetAnnotations(), u.GetAnnotations()) && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) &&

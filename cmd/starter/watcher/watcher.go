@@ -90,6 +90,8 @@ type Watcher struct {
 	watching map[schema.GroupVersionResource]bool
 
 	clusters cache.SharedIndexInformer
+	// classes is the ClusterClass informer (its store tells which classes opted in to revisions).
+	classes cache.SharedIndexInformer
 	// rollouts queues signals to Rollout workflows (nil: the Rollout CRD is not installed).
 	rollouts workqueue.TypedRateLimitingInterface[rolloutSignal]
 	owned    dynamicinformer.DynamicSharedInformerFactory
@@ -233,15 +235,7 @@ func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFac
 		if !ok {
 			return nil, nil
 		}
-		class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "class")
-		if class == "" {
-			return nil, nil
-		}
-		classNS, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classNamespace")
-		if classNS == "" {
-			classNS = u.GetNamespace()
-		}
-		return []string{classNS + "/" + class}, nil
+		return nonEmpty(clusterClassKey(u)), nil
 	}}); err != nil {
 		return err
 	}
@@ -256,12 +250,14 @@ func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFac
 // watchClasses watches ClusterClasses; a change reaches the Clusters of the class.
 func (w *Watcher) watchClasses(factory dynamicinformer.DynamicSharedInformerFactory) (cache.SharedIndexInformer, error) {
 	classes := w.informer(factory, kube.ClusterClasses)
+	w.classes = classes
 	_, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onClass(nil, obj) },
 		UpdateFunc: w.onClass,
 		// A deleted class reaches its Clusters at once: their next pass reports it missing.
 		DeleteFunc: func(obj any) {
 			if u := asUnstructured(obj); u != nil {
+				w.onClassRevisions(nil, u, true)
 				w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName()+" deleted", u)
 			}
 		},
@@ -391,6 +387,7 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 		}
 	}
 	w.followClusters(oldObj, u)
+	w.onClusterRevisions(asUnstructured(oldObj), u)
 	if old := asUnstructured(oldObj); old != nil && old.GetResourceVersion() != u.GetResourceVersion() {
 		if echo(old, u, w.ours) {
 			metrics.EchoesSkipped.WithLabelValues("Cluster").Inc()
@@ -423,6 +420,7 @@ func (w *Watcher) onClass(oldObj, obj any) {
 	if o := asUnstructured(oldObj); o == nil || o.GetGeneration() != u.GetGeneration() {
 		w.objects.Add(activities.ObjectRef{Kind: "ClusterClass", Namespace: u.GetNamespace(), Name: u.GetName()})
 	}
+	w.onClassRevisions(oldObj, u, false)
 	w.trackTemplates(u)
 	w.fanOutClass(u.GetNamespace(), u.GetName(), "ClusterClass "+u.GetName(), u)
 }
@@ -524,8 +522,9 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 			classes = append(classes, c)
 		}
 		w.mu.Unlock()
+		w.onTemplateRevisions(classes)
 		for _, c := range classes {
-			ns, name, _ := strings.Cut(c, "/")
+			ns, name := splitKey(c)
 			w.fanOutClass(ns, name, u.GetKind()+" "+u.GetName(), u)
 		}
 	}
