@@ -71,6 +71,9 @@ func (a *Activities) ReadRolloutPlan(ctx context.Context, ref RolloutRef) (*Roll
 	if err != nil {
 		return nil, err
 	}
+	if out.Invalid, err = a.resolveClassRevision(ctx, &out.Spec.Change, clusters); err != nil || out.Invalid != "" {
+		return out, err
+	}
 	cands := make([]rollout.Candidate, len(clusters))
 	byKey := map[string]*clusterv1.Cluster{}
 	for i := range clusters {
@@ -99,7 +102,7 @@ func (a *Activities) ReadRolloutPlan(ctx context.Context, ref RolloutRef) (*Roll
 	}
 	out.Clusters = make([]plan.ClusterInput, len(taken))
 	eachCluster(ctx, len(taken), func(ctx context.Context, i int) {
-		out.Clusters[i] = a.rolloutClusterInput(ctx, ref, byKey[taken[i].Key()], fragment)
+		out.Clusters[i] = a.rolloutClusterInput(ctx, ref, byKey[taken[i].Key()], out.Spec.Change, fragment)
 		out.Clusters[i].Stage = out.Spec.Stages[taken[i].Stage].Name
 	})
 	if out.BlockedBy, err = a.olderRolloutOver(ctx, ref, clusters); err != nil {
@@ -108,13 +111,19 @@ func (a *Activities) ReadRolloutPlan(ctx context.Context, ref RolloutRef) (*Roll
 	return out, nil
 }
 
-// rolloutClusterInput is one Cluster of a Rollout's plan (see ReadRolloutPlan).
-func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *clusterv1.Cluster, fragment map[string]any) plan.ClusterInput {
+// rolloutClusterInput is one Cluster of a Rollout's plan (see ReadRolloutPlan): a classRevision
+// change's pin is in the changed Cluster, so it is computed from the revision it moves to.
+func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *clusterv1.Cluster, change rolloutv1.Change, fragment map[string]any) plan.ClusterInput {
 	ci := plan.ClusterInput{Cluster: c.Namespace + "/" + c.Name}
 	stored := c.DeepCopy()
 	changed := c.DeepCopy()
-	if !holds(c, fragment) {
-		u, err := a.applyChange(ctx, c, by, fragment, true)
+	w, err := writeFor(change, fragment, c)
+	if err != nil {
+		ci.Err = err.Error()
+		return ci
+	}
+	if !holds(c, w) {
+		u, err := a.applyChange(ctx, c, by, w, true)
 		if why, refused := refusal(err); refused {
 			ci.Refused = why
 			return ci

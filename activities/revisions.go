@@ -266,7 +266,7 @@ func (a *Activities) recordRevision(ctx context.Context, cr *classRevisions) (st
 // revisionObject is revision n of the class holding its content: labelled with the class, and
 // owned by it (not as controller) so a garbage collector deletes it with the class.
 func (a *Activities) revisionObject(cr *classRevisions, n int64) (*unstructured.Unstructured, error) {
-	spec, err := revision.Spec(cr.class.Name, n, cr.content, cr.hash)
+	spec, err := revision.SpecOf(cr.class.Name, n, cr.content)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/topoflow/topoflow/internal/metrics"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/rollout"
 )
 
@@ -161,20 +162,29 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 	if err != nil {
 		return out, err
 	}
-	fragment, err := rollout.Topology(in.Spec.Change)
+	// "latest" becomes a number here: the workflow freezes the spec returned, so a revision
+	// recorded later does not move later stages.
+	if out.Invalid, err = a.resolveClassRevision(ctx, &out.Spec.Change, clusters); err != nil || out.Invalid != "" {
+		return out, err
+	}
+	fragment, err := rollout.Topology(out.Spec.Change)
 	if err != nil {
 		return out, err
 	}
 	for i := range clusters {
 		c := &clusters[i]
 		cand := rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels, Windows: windowsOf(c)}
-		if holds(c, fragment) {
+		w, err := writeFor(out.Spec.Change, fragment, c)
+		if err != nil {
+			return out, err
+		}
+		if holds(c, w) {
 			cand.Holds, cand.Generation = true, c.Generation
 			out.Candidates = append(out.Candidates, cand)
 			continue // nothing to write, nothing for admission to refuse
 		}
 		out.Candidates = append(out.Candidates, cand)
-		if _, err := a.applyChange(ctx, c, in.Rollout, fragment, true); err != nil && !kube.IsNotFound(err) {
+		if _, err := a.applyChange(ctx, c, in.Rollout, w, true); err != nil && !kube.IsNotFound(err) {
 			if why, refused := refusal(err); refused {
 				out.Refused = append(out.Refused, c.Namespace+"/"+c.Name+": "+why)
 				continue
@@ -271,29 +281,40 @@ func olderThan(a, b *unstructured.Unstructured) bool {
 	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
 }
 
-// holds says whether the Cluster's spec.topology already has every value of the change's fragment
-// (rollout.Holds, on the topology as JSON).
-func holds(c *clusterv1.Cluster, fragment map[string]any) bool {
+// holds says whether the Cluster already holds the change's write: its spec.topology has every
+// value of the fragment and its annotations the pin (rollout.Write.HeldBy, on the topology as JSON).
+func holds(c *clusterv1.Cluster, w rollout.Write) bool {
 	if c.Spec.Topology == nil {
 		return false
 	}
 	topo, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.Spec.Topology)
-	return err == nil && rollout.Holds(topo, fragment)
+	return err == nil && w.HeldBy(topo, c.Annotations)
+}
+
+// writeFor is the change's write to one Cluster (fragment: the change's topology), its pin naming
+// a revision of the Cluster's class.
+func writeFor(change rolloutv1.Change, fragment map[string]any, c *clusterv1.Cluster) (rollout.Write, error) {
+	class := ""
+	if c.Spec.Topology != nil {
+		class = c.Spec.Topology.Class
+	}
+	return rollout.WriteFor(change, fragment, class)
 }
 
 // applyChange writes the change to one Cluster with server-side apply as the rollout's field
-// manager, with the claim annotation naming the Rollout (dryRun: admission only). Every Rollout
+// manager, with the claim annotation naming the Rollout and the pin of a classRevision change
+// (dryRun: admission only). Every Rollout
 // writes as that one manager, so the apply also names what earlier Rollouts wrote and the
 // rollout's manager still owns, at the Cluster's values (kube.Client.ApplyKeeping): server-side
 // apply would otherwise remove it (a class rebase after a version rollout would remove the
 // version). Through the client that remembers the written object in the worker's cache: the next
 // read of the Cluster must not see it from before the write (a hand change, it would say).
-func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by RolloutRef, fragment map[string]any, dryRun bool) (*unstructured.Unstructured, error) {
+func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by RolloutRef, w rollout.Write, dryRun bool) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
 		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace,
-			"annotations": map[string]any{rollout.ClaimAnnotation: by.String()}},
-		"spec": map[string]any{"topology": fragment},
+			"annotations": w.Annotations(by.String())},
+		"spec": map[string]any{"topology": w.Topology},
 	}}
 	return a.Kube.ApplyKeeping(ctx, obj, rollout.FieldManager, dryRun)
 }
@@ -326,7 +347,7 @@ func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]r
 	g.SetLimit(writeConcurrency)
 	for i, key := range in.Clusters {
 		g.Go(func() (err error) {
-			out[i], err = a.writeChange(gctx, in.Rollout, key, fragment)
+			out[i], err = a.writeChange(gctx, in.Rollout, key, in.Change, fragment)
 			return err
 		})
 	}
@@ -340,7 +361,7 @@ func (a *Activities) WriteRolloutChange(ctx context.Context, in WriteInput) ([]r
 const writeConcurrency = 8
 
 // writeChange writes the change to one Cluster (key "namespace/name").
-func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string, fragment map[string]any) (rollout.WriteResult, error) {
+func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string, change rolloutv1.Change, fragment map[string]any) (rollout.WriteResult, error) {
 	ns, name, _ := strings.Cut(key, "/")
 	res := rollout.WriteResult{Key: key}
 	c, err := a.ClusterNamed(ctx, ns, name)
@@ -350,11 +371,19 @@ func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string,
 	case c == nil:
 		res.Gone = true
 		return res, nil
-	case holds(c, fragment):
+	}
+	w, err := writeFor(change, fragment, c)
+	switch {
+	case err != nil:
+		return res, err
+	case holds(c, w):
 		res.Generation = c.Generation
 		return res, nil
 	}
-	u, err := a.applyChange(ctx, c, by, fragment, false)
+	if res.Refused, err = a.pinMissing(ctx, c, w); err != nil || res.Refused != "" {
+		return res, err
+	}
+	u, err := a.applyChange(ctx, c, by, w, false)
 	if kube.IsNotFound(err) {
 		res.Gone = true // deleted since it was read
 		return res, nil
@@ -427,7 +456,11 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	if err != nil {
 		return rollout.Seen{}, fmt.Errorf("reading Cluster %s: %w", key, err)
 	}
-	seen := rollout.Seen{Holds: holds(c, fragment)}
+	w, err := writeFor(change, fragment, c)
+	if err != nil {
+		return rollout.Seen{}, err
+	}
+	seen := rollout.Seen{Holds: holds(c, w)}
 	if !seen.Holds {
 		// A hand change fails the Cluster for good: confirm it on the API server itself, not a
 		// cache that may lag (a worker that restarted, a watch that was cut).
@@ -439,7 +472,7 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 			return rollout.Seen{Gone: true}, nil
 		}
 		c = live
-		seen.Holds = holds(c, fragment)
+		seen.Holds = holds(c, w)
 	}
 	class, err := a.ClassOf(ctx, c)
 	if err != nil || class == nil {
@@ -451,7 +484,9 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 		return seen, err
 	}
 	gen, why := rollout.Reconciled(c)
-	seen.Done, seen.Why = rollout.Settled(rollout.Progress{ReconciledFor: gen, Why: why, Running: running}, change, written)
+	p := rollout.Progress{ReconciledFor: gen, Why: why, Running: running,
+		Pin: c.Annotations[revision.PinAnnotation], Applied: c.Annotations[revision.AppliedAnnotation]}
+	seen.Done, seen.Why = rollout.Settled(p, change, written)
 	return seen, nil
 }
 

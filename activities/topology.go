@@ -121,6 +121,8 @@ type loaded struct {
 	// uids are the uids of everything read that exists: every apply intent for one of them is
 	// an update (desired.UIDs.Stamp).
 	uids desired.UIDs
+	// revision is the ClusterClassRevision class and templates come from (nil: the live ones).
+	revision *pinnedClass
 }
 
 // ApplyTopology runs one pass over a Cluster, the way Cluster API's topology reconciler does one
@@ -194,6 +196,11 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		return nil, computeFailed(err)
 	}
 	l.state = dec.State
+	if rev := l.revision; rev != nil && rev.Pin {
+		if err := a.pinCluster(ctx, l.cluster, rev.Name); err != nil {
+			return nil, err
+		}
+	}
 	passed = append(passed, dec.Passed...)
 	pending := start.PendingAfter(passed)
 	if pending != nil {
@@ -242,6 +249,11 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 	}
 	if err := a.releaseTopologyFinalizers(ctx, l.cluster.Namespace, l.input.Current); err != nil {
 		return nil, err
+	}
+	if rev := l.revision; rev != nil {
+		if err := a.markClassRevisionApplied(ctx, l.cluster, rev.Name); err != nil {
+			return nil, err
+		}
 	}
 	// What the providers report now, for the status and AfterControlPlaneInitialized.
 	prov, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure})
@@ -294,11 +306,26 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 
 // loadFor reads what a computation for the Cluster needs besides the Cluster: its class (class
 // when given: a fleet plan of an edited class, else the one it names), the class's templates
-// (those of given first, keyed by RefKey) and its current topology objects.
+// (those of given first, keyed by RefKey) and its current topology objects. When the class opted
+// in to revisions, the class's spec and templates are those of the Cluster's revision
+// (classRevisionFor), whether the class was read or given: an edit of such a class moves no
+// Cluster until a Rollout moves its pin.
 func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (*loaded, error) {
 	var err error
-	if class == nil {
-		if class, err = a.readClass(ctx, cluster); err != nil {
+	live := class == nil
+	if live {
+		if class, err = a.getClass(ctx, cluster); err != nil {
+			return nil, err
+		}
+	}
+	rev, err := a.classRevisionFor(ctx, cluster, class)
+	switch {
+	case err != nil:
+		return nil, err
+	case rev != nil:
+		class, given = rev.Class, rev.Templates
+	case live:
+		if err := checkClass(class); err != nil {
 			return nil, err
 		}
 	}
@@ -311,7 +338,7 @@ func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, cl
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}}
+	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}, revision: rev}
 	l.input.Cluster, l.input.Class = hubCluster, hubClass
 	current, err := a.readCurrent(ctx, l)
 	if err != nil {
@@ -346,8 +373,8 @@ func skipOf(cluster *clusterv1.Cluster) *ApplyResult {
 	return nil
 }
 
-// readClass reads and checks the Cluster's ClusterClass.
-func (a *Activities) readClass(ctx context.Context, cluster *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
+// getClass reads the Cluster's ClusterClass (checkClass checks it, when it is computed from).
+func (a *Activities) getClass(ctx context.Context, cluster *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
 	class := &clusterv1.ClusterClass{}
 	classNS, name := cluster.ClassNamespace(), cluster.Spec.Topology.Class
 	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, name, class); err != nil {
@@ -360,16 +387,21 @@ func (a *Activities) readClass(ctx context.Context, cluster *clusterv1.Cluster) 
 		}
 		return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", classNS, name, err)
 	}
+	return class, nil
+}
+
+// checkClass checks a live ClusterClass a Cluster is computed from.
+func checkClass(class *clusterv1.ClusterClass) error {
 	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
-		return nil, invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
+		return invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
 	}
 	if discoversVariables(class) && class.Status.ObservedGeneration < class.Generation {
 		// Its variables come from extensions: wait for the class's status (an event) so the
 		// Cluster's variables are checked against the discovered definitions.
-		return nil, missing("ClusterClass %s/%s: variable discovery has not run for generation %d yet (status.observedGeneration %d)",
+		return missing("ClusterClass %s/%s: variable discovery has not run for generation %d yet (status.observedGeneration %d)",
 			class.Namespace, class.Name, class.Generation, class.Status.ObservedGeneration)
 	}
-	return class, nil
+	return nil
 }
 
 // readClassTemplates reads every template the class references, keyed by RefKey (those of given,

@@ -11,10 +11,10 @@ import (
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 )
 
-// TestSpec_storedContentKeepsItsHash: a revision written and read back through the API server's
+// TestSpecOf_storedContentKeepsItsHash: a revision written and read back through the API server's
 // JSON (numbers come back as float64 or int64) still hashes to its spec.hash, and one whose
 // content was changed does not.
-func TestSpec_storedContentKeepsItsHash(t *testing.T) {
+func TestSpecOf_storedContentKeepsItsHash(t *testing.T) {
 	class := obj("cluster.x-k8s.io/v1beta1", "ClusterClass", "quick-start", map[string]any{
 		"controlPlane": map[string]any{"replicas": int64(3), "ratio": 0.5, "note": "<a&b>"},
 	})
@@ -24,7 +24,7 @@ func TestSpec_storedContentKeepsItsHash(t *testing.T) {
 	content := ContentOf(class, []*unstructured.Unstructured{tmpl})
 	hash := mustHash(t, content)
 
-	spec, err := Spec("quick-start", 2, content, hash)
+	spec, err := SpecOf("quick-start", 2, content)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/revision"
 )
 
 // FieldManager is the field manager a rollout writes Clusters with: a change by any other
@@ -34,6 +35,47 @@ func Topology(c rolloutv1.Change) (map[string]any, error) {
 		out["class"] = c.Class
 	}
 	return out, nil
+}
+
+// Write is what a change writes to one Cluster: its spec.topology fragment (Topology) and, for a
+// classRevision change, the pin annotation naming the revision of the Cluster's class.
+type Write struct {
+	Topology map[string]any
+	// Pin is the revision name ("<class>-<n>"); "" when the change moves no revision.
+	Pin string
+}
+
+// WriteFor is the write of a change (fragment: its Topology) to a Cluster of class. A
+// classRevision change must name a number by then: "latest" is resolved when the rollout starts,
+// so that later revisions do not move later stages.
+func WriteFor(c rolloutv1.Change, fragment map[string]any, class string) (Write, error) {
+	w := Write{Topology: fragment}
+	if c.ClassRevision == "" {
+		return w, nil
+	}
+	n, err := revision.Number(c.ClassRevision)
+	if err != nil || n == 0 {
+		return w, fmt.Errorf("spec.change.classRevision %q: want the revision number resolved when the rollout started (%v)", c.ClassRevision, err)
+	}
+	w.Pin = revision.Name(class, n)
+	return w, nil
+}
+
+// HeldBy says whether a Cluster already holds the write: its spec.topology holds the fragment
+// (Holds) and its pin annotation names the revision. After the write, false means another manager
+// changed what the rollout wrote.
+func (w Write) HeldBy(topology map[string]any, annotations map[string]string) bool {
+	return Holds(topology, w.Topology) && (w.Pin == "" || annotations[revision.PinAnnotation] == w.Pin)
+}
+
+// Annotations are the annotations the write sets on a Cluster: the claim naming the Rollout (by,
+// "namespace/name") and the pin, when the change moves a revision.
+func (w Write) Annotations(by string) map[string]any {
+	out := map[string]any{ClaimAnnotation: by}
+	if w.Pin != "" {
+		out[revision.PinAnnotation] = w.Pin
+	}
+	return out
 }
 
 // Holds says whether a Cluster's spec.topology already has every value of the fragment: writing

@@ -11,6 +11,7 @@ import (
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -103,6 +104,18 @@ func TestValidate(t *testing.T) {
 		{"a strategy without a name", func(r *rolloutv1.Rollout) {
 			r.Spec.StrategyRef, r.Spec.Stages, r.Spec.MaintenanceWindows = &rolloutv1.StrategyReference{}, nil, nil
 		}, "spec.strategyRef.name"},
+		{"classRevision with class", func(r *rolloutv1.Rollout) {
+			r.Spec.Change = rolloutv1.Change{ClassRevision: "2", Class: "gold"}
+		}, "spec.change.classRevision"},
+		{"classRevision not a number", func(r *rolloutv1.Rollout) { r.Spec.Change = rolloutv1.Change{ClassRevision: "02"} }, "spec.change.classRevision"},
+		{"classRevision zero", func(r *rolloutv1.Rollout) { r.Spec.Change = rolloutv1.Change{ClassRevision: "0"} }, "spec.change.classRevision"},
+	}
+	for _, c := range []rolloutv1.Change{{ClassRevision: "latest"}, {ClassRevision: "3", Version: "v1.35.0"}} {
+		r := good()
+		r.Spec.Change = c
+		if errs := Validate(r); len(errs) > 0 {
+			t.Errorf("change %+v refused: %v", c, errs)
+		}
 	}
 	for _, tt := range tests {
 		r := good()
@@ -165,6 +178,13 @@ func TestSettled(t *testing.T) {
 		{"pool rolling out", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].RollingOut = true })}, version("v1.35.0"), "md-0 rolling out"},
 		{"pool's Machines at the version, its replicas not yet settled", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].Converging = true })}, version("v1.35.0"), "md-0 rolling out"},
 		{"class change ignores versions", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].Version = "v1.30.0" })}, rolloutv1.Change{Class: "b"}, ""},
+		{"revision applied", Progress{ReconciledFor: 3, Running: stable, Pin: "gold-2", Applied: "gold-2"}, rolloutv1.Change{ClassRevision: "2"}, ""},
+		{"revision pinned, not applied yet", Progress{ReconciledFor: 3, Running: stable, Pin: "gold-2", Applied: "gold-1"}, rolloutv1.Change{ClassRevision: "2"}, "ClusterClassRevision gold-2"},
+		{"revision never applied", Progress{ReconciledFor: 3, Running: stable, Pin: "gold-2"}, rolloutv1.Change{ClassRevision: "2"}, "gold-2"},
+		{"no pin at all", Progress{ReconciledFor: 3, Running: stable}, rolloutv1.Change{ClassRevision: "2"}, "applied from"},
+		{"revision applied, its pools rolling out", Progress{ReconciledFor: 3, Running: edit(func(in *upgrade.Input) { in.Pools[0].RollingOut = true }), Pin: "gold-2", Applied: "gold-2"},
+			rolloutv1.Change{ClassRevision: "2"}, "md-0 rolling out"},
+		{"other changes ignore the annotations", Progress{ReconciledFor: 3, Running: stable, Pin: "gold-2", Applied: "gold-1"}, version("v1.35.0"), ""},
 	}
 	for _, tt := range tests {
 		done, why := Settled(tt.p, tt.change, 3)
@@ -196,10 +216,60 @@ func TestNewlyReconciled(t *testing.T) {
 		{"not reconciled", cluster(4, 3, "True"), cluster(4, 4, "False"), false},
 		{"no condition yet", nil, cluster(1, 0, ""), false},
 		{"first seen reconciled", nil, cluster(2, 2, "True"), true},
+		{"revision move applied", pinned(cluster(4, 4, "True"), "gold-2", "gold-1"), pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), true},
+		{"revision pinned, not applied yet", pinned(cluster(4, 4, "True"), "gold-1", "gold-1"), pinned(cluster(4, 4, "True"), "gold-2", "gold-1"), false},
+		{"revision applied before", pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), false},
+		{"revision applied, not reconciled", pinned(cluster(4, 4, "True"), "gold-2", "gold-1"), pinned(cluster(4, 4, "False"), "gold-2", "gold-2"), false},
 	}
 	for _, tt := range tests {
 		if got := NewlyReconciled(tt.old, tt.cur); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// pinned sets a Cluster's revision annotations: pin and applied.
+func pinned(c *clusterv1.Cluster, pin, applied string) *clusterv1.Cluster {
+	c.Annotations = map[string]string{revision.PinAnnotation: pin, revision.AppliedAnnotation: applied}
+	return c
+}
+
+func TestWrite(t *testing.T) {
+	topo := `{"class":"gold","version":"v1.34.0"}`
+	tests := []struct {
+		name        string
+		change      rolloutv1.Change
+		annotations map[string]string
+		pin         string
+		holds       bool
+	}{
+		{"no revision", version("v1.34.0"), nil, "", true},
+		{"pinned to it", rolloutv1.Change{ClassRevision: "2"}, map[string]string{revision.PinAnnotation: "gold-2"}, "gold-2", true},
+		{"pinned to another", rolloutv1.Change{ClassRevision: "2"}, map[string]string{revision.PinAnnotation: "gold-1"}, "gold-2", false},
+		{"never pinned", rolloutv1.Change{ClassRevision: "1"}, nil, "gold-1", false},
+		{"pinned, the topology not held", rolloutv1.Change{ClassRevision: "2", Version: "v1.35.0"}, map[string]string{revision.PinAnnotation: "gold-2"}, "gold-2", false},
+	}
+	for _, tt := range tests {
+		fragment, err := Topology(tt.change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := WriteFor(tt.change, fragment, "gold")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if w.Pin != tt.pin {
+			t.Errorf("%s: pin %q, want %q", tt.name, w.Pin, tt.pin)
+		}
+		if got := w.HeldBy(obj(t, topo), tt.annotations); got != tt.holds {
+			t.Errorf("%s: held %v, want %v", tt.name, got, tt.holds)
+		}
+		ann := w.Annotations("ns/r")
+		if ann[ClaimAnnotation] != "ns/r" || (tt.pin != "") != (ann[revision.PinAnnotation] == tt.pin) {
+			t.Errorf("%s: annotations %v", tt.name, ann)
+		}
+	}
+	if _, err := WriteFor(rolloutv1.Change{ClassRevision: "latest"}, nil, "gold"); err == nil || !strings.Contains(err.Error(), "resolved") {
+		t.Errorf("an unresolved latest: %v, want an error", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -16,6 +17,10 @@ type Progress struct {
 	Why           string `json:"why,omitempty"`
 	// Running is the Cluster's control plane and pools (upgrade.InputFrom).
 	Running upgrade.Input `json:"running"`
+	// Pin and Applied are the Cluster's revision annotations: the ClusterClassRevision it is
+	// pinned to, and the one its topology was last applied from.
+	Pin     string `json:"pin,omitempty"`
+	Applied string `json:"applied,omitempty"`
 }
 
 // Reconciled reads TopologyReconciled from a Cluster: the v1beta2 condition (with its own
@@ -47,14 +52,19 @@ func Reconciled(c *clusterv1.Cluster) (int64, string) {
 // topoflow reconciled that generation (TopologyReconciled=True for it), the control plane is
 // stable and no pool is rolling out (by its Machines' versions or its replica counts), and for a
 // version change the control plane and every pool run the new version. It is the same for a
-// class rebase or a variable change as for an upgrade. When not done, the string says what it
-// waits for.
+// class rebase or a variable change as for an upgrade. A classRevision change writes only an
+// annotation, which bumps no generation: it also waits until the Cluster's topology was applied
+// from the revision it is pinned to (the applied annotation names the pin). When not done, the
+// string says what it waits for.
 func Settled(p Progress, c rolloutv1.Change, written int64) (bool, string) {
 	if p.ReconciledFor < written {
 		if p.Why != "" {
 			return false, "waiting for the topology of generation " + fmt.Sprint(written) + ": " + p.Why
 		}
 		return false, fmt.Sprintf("waiting for the topology of generation %d to be reconciled (reported for %d)", written, p.ReconciledFor)
+	}
+	if c.ClassRevision != "" && (p.Pin == "" || p.Applied != p.Pin) {
+		return false, fmt.Sprintf("waiting for the topology to be applied from ClusterClassRevision %s (annotation %s: %q)", p.Pin, revision.AppliedAnnotation, p.Applied)
 	}
 	cp := p.Running.ControlPlane
 	switch {
@@ -79,8 +89,9 @@ func Settled(p Progress, c rolloutv1.Change, written int64) (bool, string) {
 }
 
 // NewlyReconciled says whether a Cluster's update is the first to report its topology reconciled
-// for its current generation (old: the Cluster before the update, nil if none). That is the
-// moment a Rollout following the Cluster may find it done: the starter wakes the Rollout's
+// for its current generation (old: the Cluster before the update, nil if none), or, reconciled,
+// the first to record its topology applied from the revision it is pinned to (newlyApplied). That
+// is the moment a Rollout following the Cluster may find it done: the starter wakes the Rollout's
 // workflow then, so a Cluster's end is seen at once rather than at the next poll.
 func NewlyReconciled(old, cur *clusterv1.Cluster) bool {
 	if gen, _ := Reconciled(cur); gen < cur.Generation {
@@ -90,5 +101,12 @@ func NewlyReconciled(old, cur *clusterv1.Cluster) bool {
 		return true
 	}
 	gen, _ := Reconciled(old)
-	return gen < cur.Generation
+	return gen < cur.Generation || newlyApplied(old, cur)
+}
+
+// newlyApplied: the update records the Cluster's topology applied from the revision it is pinned
+// to. A revision move writes only annotations, so no generation marks its end.
+func newlyApplied(old, cur *clusterv1.Cluster) bool {
+	pin := cur.Annotations[revision.PinAnnotation]
+	return pin != "" && cur.Annotations[revision.AppliedAnnotation] == pin && old.Annotations[revision.AppliedAnnotation] != pin
 }

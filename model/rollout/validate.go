@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/validation"
 )
 
@@ -96,8 +97,17 @@ func selector(s *metav1.LabelSelector, p *field.Path) field.ErrorList {
 
 func change(c rolloutv1.Change, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if c.Version == "" && c.Class == "" && c.Topology == nil {
-		errs = append(errs, field.Required(p, "one of version, class or topology"))
+	if c.Version == "" && c.Class == "" && c.ClassRevision == "" && c.Topology == nil {
+		errs = append(errs, field.Required(p, "one of version, class, classRevision or topology"))
+	}
+	if c.ClassRevision != "" {
+		if _, err := revision.Number(c.ClassRevision); err != nil {
+			errs = append(errs, field.Invalid(p.Child("classRevision"), c.ClassRevision, err.Error()))
+		}
+		if c.Class != "" {
+			errs = append(errs, field.Forbidden(p.Child("classRevision"),
+				"cannot be combined with class: a rebase onto another class and a move between revisions of the Cluster's class contradict"))
+		}
 	}
 	if c.Version != "" {
 		if _, err := validation.ParseVersion(c.Version); err != nil {

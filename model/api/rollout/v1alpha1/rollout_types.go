@@ -110,6 +110,15 @@ type Change struct {
 	// namespace.
 	// +optional
 	Class string `json:"class,omitempty"`
+	// ClassRevision moves each Cluster to a revision of its ClusterClass (a class that opted in
+	// with the annotation topoflow.dev/class-revisions: "enabled"): "latest" for the class's
+	// newest revision when the rollout starts (later revisions do not move later stages), or a
+	// revision number (an older one rolls back). The rollout writes the Cluster's annotation
+	// topoflow.dev/class-revision; every selected Cluster must be of one such class. It cannot be
+	// combined with class.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(latest|[1-9][0-9]*)$`
+	ClassRevision string `json:"classRevision,omitempty"`
 	// Topology holds further spec.topology fields in the v1beta1 shape, applied with server-side
 	// apply: lists keyed by name (variables, machineDeployments) merge entry by entry, so
 	// {"variables":[{"name":"imageRepository","value":"registry.example"}]} sets one variable.
