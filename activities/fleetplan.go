@@ -15,6 +15,7 @@ import (
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/plan"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/model/validation"
 )
@@ -179,8 +180,11 @@ type ClassPlanRead struct {
 	Exists bool `json:"exists"`
 	// Refused is admission's answer to the edit (a server-side dry run of the update): then no
 	// Cluster changes.
-	Refused  string              `json:"refused,omitempty"`
-	Clusters []plan.ClusterInput `json:"-"`
+	Refused string `json:"refused,omitempty"`
+	// Revisions: the class opted in to revisions, so the edit itself changes no Cluster; the
+	// Clusters are planned as a Rollout moving them to it would change them.
+	Revisions bool                `json:"revisions,omitempty"`
+	Clusters  []plan.ClusterInput `json:"-"`
 }
 
 // ReadClassPlan reads, for every Cluster that uses the class (same namespace and name), the plan
@@ -203,6 +207,7 @@ func (a *Activities) ReadClassPlan(ctx context.Context, edited *unstructured.Uns
 		return nil, fmt.Errorf("reading ClusterClass %s: %w", out.Class, err)
 	}
 	out.Exists = true
+	out.Revisions = revision.On(stored.GetAnnotations()) || revision.On(edited.GetAnnotations())
 	class, refused, err := a.classAsUpdated(ctx, edited, stored.GetResourceVersion())
 	if err != nil {
 		return nil, err

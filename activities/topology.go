@@ -306,19 +306,20 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 
 // loadFor reads what a computation for the Cluster needs besides the Cluster: its class (class
 // when given: a fleet plan of an edited class, else the one it names), the class's templates
-// (those of given first, keyed by RefKey) and its current topology objects. When the class opted
-// in to revisions, the class's spec and templates are those of the Cluster's revision
-// (classRevisionFor), whether the class was read or given: an edit of such a class moves no
-// Cluster until a Rollout moves its pin.
+// (those of given first, keyed by RefKey) and its current topology objects. When the class read
+// opted in to revisions, its spec and templates are those of the Cluster's revision
+// (classRevisionFor): an edit of such a class moves no Cluster until a Rollout moves its pin. A
+// class given is computed from as given: the fleet plan of an edit plans what moving to it does.
 func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (*loaded, error) {
 	var err error
+	var rev *pinnedClass
 	live := class == nil
 	if live {
 		if class, err = a.getClass(ctx, cluster); err != nil {
 			return nil, err
 		}
+		rev, err = a.classRevisionFor(ctx, cluster, class)
 	}
-	rev, err := a.classRevisionFor(ctx, cluster, class)
 	switch {
 	case err != nil:
 		return nil, err

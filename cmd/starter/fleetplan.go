@@ -50,12 +50,14 @@ type RolloutPlan struct {
 
 // ClassPlan is `starter plan --class FILE -o json`.
 type ClassPlan struct {
-	Class    string             `json:"class"`
-	Exists   bool               `json:"exists"`
-	Refused  string             `json:"refused,omitempty"`
-	Clusters []plan.ClusterPlan `json:"clusters"`
-	Summary  plan.Summary       `json:"summary"`
-	Ledgers  string             `json:"ledgers"`
+	Class   string `json:"class"`
+	Exists  bool   `json:"exists"`
+	Refused string `json:"refused,omitempty"`
+	// Revisions: the class has revisions; the plan is what moving each Cluster to the edit does.
+	Revisions bool               `json:"revisions,omitempty"`
+	Clusters  []plan.ClusterPlan `json:"clusters"`
+	Summary   plan.Summary       `json:"summary"`
+	Ledgers   string             `json:"ledgers"`
 }
 
 func newRolloutPlanCmd(stdout io.Writer) *cobra.Command {
@@ -122,7 +124,7 @@ func runClassPlan(path, output string, f *setup.Flags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := ClassPlan{Class: read.Class, Exists: read.Exists, Refused: read.Refused}
+	out := ClassPlan{Class: read.Class, Exists: read.Exists, Refused: read.Refused, Revisions: read.Revisions}
 	out.Ledgers = addLedgers(ctx, f, read.Clusters)
 	out.Clusters = plan.CategorizeAll(read.Clusters)
 	out.Summary = plan.Summarize(out.Clusters)
@@ -260,6 +262,10 @@ func writeClassPlan(w io.Writer, p ClassPlan) error {
 		return nil
 	}
 	fmt.Fprintf(w, "ClusterClass %s, as edited\n", p.Class)
+	if p.Revisions {
+		fmt.Fprintln(w, "The class has revisions: the edit is recorded as a new one and changes no Cluster until a Rollout\n"+
+			"(change.classRevision) moves it. Planned: what that move does to each Cluster.")
+	}
 	if p.Refused != "" {
 		fmt.Fprintf(w, "Admission refuses the edit: %s\n", p.Refused)
 	}

@@ -97,6 +97,19 @@ func TestClassRevisionRollout(t *testing.T) {
 		before[name] = e.workerTemplates(name)
 	}
 
+	// The edit planned first (`starter plan --class`, the edited template in the file): the class
+	// has revisions, so the plan is what moving each Cluster to the edit does: its workers roll.
+	edited := e.classDocument()
+	file := e.writeClassFile(edited, map[string]any{
+		"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimMachineTemplate",
+		"metadata": map[string]any{"name": "quick-start-default-worker-machine"},
+		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"instanceType": "sim.medium", "disk": "ssd"}}},
+	})
+	var classPlan fleetPlanOutput
+	require.NoError(t, json.Unmarshal(starter(t)("plan", "--class", file, "-o", "json"), &classPlan))
+	assert.True(t, classPlan.Revisions, "the plan says the class has revisions")
+	assert.Equal(t, 3, classPlan.Summary.RollWorkers, "%+v", classPlan.Summary)
+
 	// A worker template edited in place: recorded as revision 2, applied to no Cluster.
 	e.applyFile(classFile, onlyKinds("SimMachineTemplate"), withDisk("ssd"))
 	e.waitRevision(revision.Name(class, 2), true, 0)

@@ -32,10 +32,11 @@ import (
 // fleetPlanOutput is the part of `starter rollout plan -o json` and `starter plan --class -o json`
 // the tests read.
 type fleetPlanOutput struct {
-	Clusters []plan.ClusterPlan `json:"clusters"`
-	Summary  plan.Summary       `json:"summary"`
-	Refused  string             `json:"refused"`
-	Ledgers  string             `json:"ledgers"`
+	Clusters  []plan.ClusterPlan `json:"clusters"`
+	Summary   plan.Summary       `json:"summary"`
+	Refused   string             `json:"refused"`
+	Revisions bool               `json:"revisions"`
+	Ledgers   string             `json:"ledgers"`
 }
 
 // objectSnapshot is every topology object of a Cluster, "Kind/name" -> its generation.
