@@ -165,8 +165,29 @@ func (a *Activities) pinnedClassOf(live *clusterv1.ClusterClass, rev *revision.S
 // a pin a Rollout wrote meanwhile is not overwritten (the conflict is retried, on a new read).
 // Written under topoflow's own field manager, as the Cluster's other metadata.
 func (a *Activities) pinCluster(ctx context.Context, cluster *clusterv1.Cluster, name string) error {
-	return a.annotateCluster(ctx, cluster, map[string]any{"resourceVersion": cluster.ResourceVersion,
-		"annotations": map[string]any{revision.PinAnnotation: name}}, "pinning it to ClusterClassRevision "+name)
+	_, err := a.pinClusterAt(ctx, cluster.Namespace, cluster.Name, cluster.ResourceVersion, name)
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// pinClusterAt pins a Cluster to the revision name, on the resourceVersion read (a pin written
+// meanwhile, by a Rollout or the recorder, is never overwritten: a conflict), under the
+// revisions' field manager, which the starter does not take for the workflow's own echo: the
+// Cluster's workflow sees the pin. Both the recorder and a pass pin through here.
+func (a *Activities) pinClusterAt(ctx context.Context, ns, name, resourceVersion, revisionName string) (*unstructured.Unstructured, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": resourceVersion, "annotations": map[string]any{revision.PinAnnotation: revisionName}}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := a.Kube.MergePatch(ctx, kube.Clusters, ns, name, patch, revision.FieldManager)
+	if err != nil {
+		return nil, fmt.Errorf("pinning Cluster %s/%s to ClusterClassRevision %s (metadata.annotations[%s]): %w", ns, name, revisionName, revision.PinAnnotation, err)
+	}
+	a.Log.InfoContext(ctx, "Cluster pinned to class revision", "cluster", ns+"/"+name, "revision", revisionName)
+	return out, nil
 }
 
 // markClassRevisionApplied records on a Cluster the revision its topology was just applied from:

@@ -2,13 +2,13 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -297,28 +297,51 @@ func (a *Activities) revisionObject(cr *classRevisions, n int64) (*unstructured.
 // fails and reads again.
 func (a *Activities) pinUnpinned(ctx context.Context, cr *classRevisions, name string) error {
 	for _, cluster := range revision.Unpinned(cr.clusters, cr.class.Name) {
-		rv, ok := cr.resourceVersions[cluster]
-		if !ok {
-			continue // being deleted
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": rv, "annotations": map[string]any{revision.PinAnnotation: name},
-		}})
-		if err != nil {
+		if err := a.pinUnpinnedCluster(ctx, cr, cluster, name); err != nil {
 			return err
 		}
-		out, err := a.Kube.MergePatch(ctx, kube.Clusters, cr.class.Namespace, cluster, patch, revision.FieldManager)
-		if kube.IsNotFound(err) {
-			delete(cr.clusters, cluster)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("pinning Cluster %s/%s to ClusterClassRevision %s (metadata.annotations[%s]): %w", cr.class.Namespace, cluster, name, revision.PinAnnotation, err)
-		}
-		cr.clusters[cluster], cr.resourceVersions[cluster] = out.GetAnnotations(), out.GetResourceVersion()
-		a.Log.InfoContext(ctx, "Cluster pinned to class revision", "cluster", cr.class.Namespace+"/"+cluster, "revision", name)
 	}
 	return nil
+}
+
+// pinAttempts bounds how often a pin that met a concurrent write of its Cluster is tried again.
+const pinAttempts = 3
+
+// pinUnpinnedCluster pins one Cluster; when it was written meanwhile (a conflict), it is read
+// again and pinned only if it is still pinned to no revision of the class.
+func (a *Activities) pinUnpinnedCluster(ctx context.Context, cr *classRevisions, cluster, name string) error {
+	for attempt := 1; ; attempt++ {
+		rv, ok := cr.resourceVersions[cluster]
+		if !ok {
+			return nil // being deleted
+		}
+		out, err := a.pinClusterAt(ctx, cr.class.Namespace, cluster, rv, name)
+		switch {
+		case err == nil:
+			cr.clusters[cluster], cr.resourceVersions[cluster] = out.GetAnnotations(), out.GetResourceVersion()
+			return nil
+		case kube.IsNotFound(err):
+			delete(cr.clusters, cluster)
+			return nil
+		case !apierrors.IsConflict(err) || attempt == pinAttempts:
+			return err
+		}
+		u, err := a.Kube.GetUncached(ctx, kube.Clusters, cr.class.Namespace, cluster)
+		if kube.IsNotFound(err) {
+			delete(cr.clusters, cluster)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading Cluster %s/%s again: %w", cr.class.Namespace, cluster, err)
+		}
+		cr.clusters[cluster], cr.resourceVersions[cluster] = u.GetAnnotations(), u.GetResourceVersion()
+		if u.GetDeletionTimestamp() != nil {
+			delete(cr.resourceVersions, cluster)
+		}
+		if _, pinned := revision.PinnedTo(u.GetAnnotations(), cr.class.Name); pinned {
+			return nil // pinned meanwhile (a pass, a Rollout)
+		}
+	}
 }
 
 // writeRevisionStatuses writes each revision's status (Clusters pinned to it, latest) where it
