@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,10 +9,10 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 	"github.com/topoflow/topoflow/workflows"
@@ -60,13 +58,7 @@ func (d *driver) life(ctx context.Context, name string) (r clusterRecord) {
 		return r
 	}
 	r.Reached = "upgraded"
-	if err := d.retry(ctx, "delete "+name, func() error {
-		err := d.kc.Dynamic.Resource(provider.Clusters).Namespace(d.ns).Delete(ctx, name, metav1.DeleteOptions{})
-		if kube.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}); err != nil {
+	if !d.remove(ctx, provider.Clusters, name) {
 		return r
 	}
 	if !d.until(ctx, name+" deleted", func() bool {
@@ -115,20 +107,37 @@ func (d *driver) retry(ctx context.Context, what string, write func() error) err
 }
 
 func (d *driver) applyCluster(ctx context.Context, name string) error {
-	data, err := os.ReadFile(filepath.Join(d.root, "deploy/samples/cluster.yaml"))
+	c, err := d.sampleCluster(name, map[string]string{clusterLabel: name})
 	if err != nil {
 		return err
 	}
-	docs, err := decode.Documents(strings.NewReader(string(data)))
+	_, err = d.kc.Apply(ctx, c, fieldManager)
+	return err
+}
+
+// sampleCluster is the sample Cluster, named and labelled, in the soak's namespace.
+func (d *driver) sampleCluster(name string, labels map[string]string) (*unstructured.Unstructured, error) {
+	docs, err := sampleDocs(d.root, "cluster.yaml")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := docs[0]
 	c.SetName(name)
 	c.SetNamespace(d.ns)
-	c.SetLabels(map[string]string{clusterLabel: name})
-	_, err = d.kc.Apply(ctx, c, fieldManager)
-	return err
+	c.SetLabels(labels)
+	return c, nil
+}
+
+// remove deletes an object, through outages, and says whether the delete was taken (or it was
+// already gone).
+func (d *driver) remove(ctx context.Context, gvr schema.GroupVersionResource, name string) bool {
+	return d.retry(ctx, "delete "+gvr.Resource+" "+name, func() error {
+		err := d.kc.Dynamic.Resource(gvr).Namespace(d.ns).Delete(ctx, name, metav1.DeleteOptions{})
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}) == nil
 }
 
 func (d *driver) setVersion(ctx context.Context, name, version string) error {

@@ -4,7 +4,9 @@
 // scriptable extension blocks each hook once. It records the hook calls (the extension's log)
 // and the versions every part went through (the simulated providers), checks the invariants
 // (hook order, promised version steps, no move before its hook, nothing left after delete) and
-// prints a table. Run it with `make soak` (long) or as `make test` does (short); it exits 1 when a
+// prints a table. Beside them, a class-revision rollout phase moves a few Clusters of a class with
+// revisions from revision 1 to 2 with one staged Rollout and checks it (revisions.go,
+// revcheck.go). Run it with `make soak` (long) or as `make test` does (short); it exits 1 when a
 // Cluster did not converge or an invariant was broken.
 //
 // It expects the stack up and its environment set (KUBECONFIG, TEMPORAL_ADDRESS,
@@ -37,6 +39,7 @@ import (
 	"github.com/topoflow/topoflow/internal/kube"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	"github.com/topoflow/topoflow/model/decode"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/tests/extension"
 	"github.com/topoflow/topoflow/tests/sim/provider"
 )
@@ -51,6 +54,7 @@ type options struct {
 	blockSeconds   int
 	convergeReport io.Writer
 	rollouts       bool
+	revClusters    int
 }
 
 func main() {
@@ -68,6 +72,7 @@ func main() {
 	flag.DurationVar(&o.stageTimeout, "stage-timeout", 10*time.Minute, "how long a Cluster may take for one stage (create, upgrade, delete)")
 	flag.IntVar(&o.blockSeconds, "block-seconds", 3, "retryAfterSeconds of each hook's first (blocked) answer")
 	flag.BoolVar(&o.rollouts, "rollouts", true, "upgrade every second Cluster by a Rollout of its own (the rollout invariants apply to those)")
+	flag.IntVar(&o.revClusters, "revision-clusters", 3, "Clusters of the class-revision rollout phase (a class with revisions, its worker template edited, one staged Rollout to the latest revision); 0 skips it")
 	flag.Parse()
 	o.convergeReport = os.Stdout
 	kinds, err := parseKinds(o.kinds)
@@ -178,6 +183,17 @@ func run(ctx context.Context, o options) (bool, error) {
 	var mu sync.Mutex
 	var records []clusterRecord
 	var wg sync.WaitGroup
+	var rev *revisionRecord
+	if o.revClusters > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := d.revisionPhase(ctx, o.revClusters)
+			mu.Lock()
+			rev = &r
+			mu.Unlock()
+		}()
+	}
 	next := 0
 	for slot := 0; slot < o.inFlight; slot++ {
 		wg.Add(1)
@@ -208,6 +224,9 @@ func run(ctx context.Context, o options) (bool, error) {
 	wg.Wait()
 	<-faultsDone
 	ok := report(o.convergeReport, o, records, in.faults(), time.Since(started))
+	if rev != nil {
+		ok = reportRevisions(o.convergeReport, *rev) && ok
+	}
 	return ok, nil
 }
 
@@ -226,11 +245,7 @@ func setup(ctx context.Context, kc *kube.Client, ns string, ext *extension.Serve
 // applyClass applies the sample ClusterClass and its templates, the class listing the versions
 // of a chained upgrade.
 func applyClass(ctx context.Context, kc *kube.Client, ns, root string) error {
-	data, err := os.ReadFile(filepath.Join(root, "deploy/samples/clusterclass.yaml"))
-	if err != nil {
-		return err
-	}
-	docs, err := decode.Documents(strings.NewReader(string(data)))
+	docs, err := sampleDocs(root, "clusterclass.yaml")
 	if err != nil {
 		return err
 	}
@@ -249,6 +264,15 @@ func applyClass(ctx context.Context, kc *kube.Client, ns, root string) error {
 		}
 	}
 	return nil
+}
+
+// sampleDocs are the objects of a file in deploy/samples.
+func sampleDocs(root, file string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(filepath.Join(root, "deploy/samples", file))
+	if err != nil {
+		return nil, err
+	}
+	return decode.Documents(strings.NewReader(string(data)))
 }
 
 func cleanup(kc *kube.Client, ns string, logf func(string, ...any)) {
@@ -329,6 +353,34 @@ func report(w io.Writer, o options, records []clusterRecord, faults []fault, too
 		}
 	}
 	return reached["deleted"] == len(records) && countAll(violations) == 0
+}
+
+// reportRevisions prints the class-revision rollout phase's lines and says whether it passed.
+func reportRevisions(w io.Writer, r revisionRecord) bool {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	moved := 0
+	for _, c := range r.Clusters {
+		if obs := r.Observations[c]; len(obs) > 0 && obs[len(obs)-1].Applied == revision.Name(r.Class, 2) {
+			moved++
+		}
+	}
+	violations := checkRevisions(r)
+	fmt.Fprintf(tw, "\nClass-revision rollout\t%d/%d\t(Clusters moved %s -> %s by one Rollout in %d stages; reached %q)\n",
+		moved, len(r.Clusters), revision.Name(r.Class, 1), revision.Name(r.Class, 2), len(r.Stages), r.Reached)
+	fmt.Fprintf(tw, "Class-revision violations\t%d\n", countAll(violations))
+	for _, k := range revViolationKinds {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, len(violations[k]))
+	}
+	tw.Flush()
+	for _, k := range revViolationKinds {
+		for _, d := range violations[k] {
+			fmt.Fprintf(w, "VIOLATION %s: %s\n", k, d)
+		}
+	}
+	if r.Reached != "deleted" {
+		fmt.Fprintf(w, "NOT CONVERGED class-revision phase: reached %q\n", r.Reached)
+	}
+	return r.Reached == "deleted" && countAll(violations) == 0
 }
 
 func stageIndex(s string) int { return slices.Index([]string{"", "created", "upgraded", "deleted"}, s) }

@@ -85,17 +85,16 @@ func (d *driver) createRollout(ctx context.Context, name string) error {
 // deleteRollout deletes the Cluster's Rollout and says whether it is gone (its workflow releases
 // the finalizer).
 func (d *driver) deleteRollout(ctx context.Context, name string) bool {
-	if err := d.retry(ctx, "delete the Rollout of "+name, func() error {
-		err := d.kc.Dynamic.Resource(kube.Rollouts).Namespace(d.ns).Delete(ctx, "up-"+name, metav1.DeleteOptions{})
-		if kube.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}); err != nil {
+	return d.deleteRolloutNamed(ctx, "up-"+name)
+}
+
+// deleteRolloutNamed deletes a Rollout and says whether it is gone.
+func (d *driver) deleteRolloutNamed(ctx context.Context, name string) bool {
+	if !d.remove(ctx, kube.Rollouts, name) {
 		return false
 	}
-	return d.until(ctx, "the Rollout of "+name+" gone", func() bool {
-		_, err := d.kc.Dynamic.Resource(kube.Rollouts).Namespace(d.ns).Get(ctx, "up-"+name, metav1.GetOptions{})
+	return d.until(ctx, "the Rollout "+name+" gone", func() bool {
+		_, err := d.kc.Dynamic.Resource(kube.Rollouts).Namespace(d.ns).Get(ctx, name, metav1.GetOptions{})
 		return kube.IsNotFound(err)
 	})
 }
