@@ -175,3 +175,16 @@ func TestHoldingClusterThatNoLongerHolds(t *testing.T) {
 		t.Errorf("at the window's opening wrote %v, want fleet/a", a.Write)
 	}
 }
+
+// TestStatusShowsTheClassRevisionFixedAtTheStart: the status names the revision number the
+// frozen spec carries (SelectClusters resolved "latest" into it), not the Rollout's "latest".
+func TestStatusShowsTheClassRevisionFixedAtTheStart(t *testing.T) {
+	spec := rolloutv1.RolloutSpec{Change: rolloutv1.Change{ClassRevision: "3"}, Stages: []rolloutv1.Stage{{Name: "all"}}}
+	st, err := Freeze(spec, 1, []Candidate{{Namespace: "ns", Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Status().ClassRevision; got != "3" {
+		t.Errorf("status.classRevision = %q, want 3", got)
+	}
+}

@@ -47,7 +47,8 @@ func (s *State) Phase() string {
 // Status is the Rollout's status for this state; conditions carry no transition times (the
 // writer keeps them from the last status).
 func (s *State) Status() rolloutv1.RolloutStatus {
-	st := rolloutv1.RolloutStatus{ObservedGeneration: s.Generation, Phase: s.Phase(), PendingApproval: s.PendingApproval()}
+	st := rolloutv1.RolloutStatus{ObservedGeneration: s.Generation, Phase: s.Phase(), PendingApproval: s.PendingApproval(),
+		ClassRevision: s.Spec.Change.ClassRevision}
 	if s.Stage < len(s.Spec.Stages) && !s.finished() {
 		st.Stage = s.Spec.Stages[s.Stage].Name
 	}

@@ -121,6 +121,7 @@ func TestClassRevisionRollout(t *testing.T) {
 	// Revision "latest" (2), one Cluster first, then the rest.
 	e.createRollout("to-latest", revisionRollout(revision.Latest))
 	st := e.waitRolloutCompleted("to-latest")
+	assert.Equal(t, "2", st.ClassRevision, "latest, as the rollout fixed it when it started")
 	assert.Equal(t, rolloutv1.Counts{Total: 3, Done: 3}, st.Counts)
 	require.Len(t, st.Stages, 2)
 	require.NotNil(t, st.Stages[0].FinishedAt)

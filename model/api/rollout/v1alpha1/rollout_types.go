@@ -189,6 +189,10 @@ type RolloutStatus struct {
 	// PendingApproval is what an approval must name to open the gate the rollout waits at.
 	// +optional
 	PendingApproval string `json:"pendingApproval,omitempty"`
+	// ClassRevision is the revision number a classRevision change moves the Clusters to, fixed
+	// when the rollout started ("latest" is the class's newest revision then).
+	// +optional
+	ClassRevision string `json:"classRevision,omitempty"`
 	// Counts of the selected Clusters by state.
 	// +optional
 	Counts Counts `json:"counts,omitempty"`
