@@ -192,29 +192,24 @@ func (a *Activities) pinClusterAt(ctx context.Context, ns, name, resourceVersion
 
 // markClassRevisionApplied records on a Cluster the revision its topology was just applied from:
 // how a Rollout moving revisions sees the Cluster moved (an annotation write bumps no generation).
+// It writes under the revisions' field manager, as the pins are: the revision annotations are all
+// that manager owns on a Cluster. A Cluster deleted meanwhile is left alone.
 func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *clusterv1.Cluster, name string) error {
 	if !revision.AppliedLags(cluster.Annotations, name) {
 		return nil
 	}
-	return a.annotateCluster(ctx, cluster, map[string]any{"annotations": map[string]any{revision.AppliedAnnotation: name}},
-		"recording ClusterClassRevision "+name+" applied")
-}
-
-// annotateCluster merge-patches a Cluster's metadata under topoflow's own field manager; a Cluster
-// deleted meanwhile is left alone.
-func (a *Activities) annotateCluster(ctx context.Context, cluster *clusterv1.Cluster, meta map[string]any, what string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": meta})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{revision.AppliedAnnotation: name}}})
 	if err != nil {
 		return err
 	}
-	_, err = a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, patch, StatusFieldManager)
+	_, err = a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, patch, revision.FieldManager)
 	switch {
 	case kube.IsNotFound(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("patching Cluster %s/%s (%s): %w", cluster.Namespace, cluster.Name, what, err)
+		return fmt.Errorf("patching Cluster %s/%s (recording ClusterClassRevision %s applied): %w", cluster.Namespace, cluster.Name, name, err)
 	}
-	a.Log.InfoContext(ctx, "class revision", "cluster", cluster.Namespace+"/"+cluster.Name, "action", what)
+	a.Log.InfoContext(ctx, "class revision applied", "cluster", cluster.Namespace+"/"+cluster.Name, "revision", name)
 	return nil
 }
 

@@ -6,7 +6,8 @@ import (
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 )
 
-// FieldManager is the field manager revisions are created, and Clusters pinned, under. It is not
+// FieldManager is the field manager revisions are created under, and a Cluster's revision
+// annotations (pin, applied) are written under. It is not
 // one of the managers whose writes the starter takes for a Cluster workflow's own echo: a pin
 // changes what the Cluster's topology is computed from, so its workflow must see it.
 const FieldManager = "topoflow-class-revisions"

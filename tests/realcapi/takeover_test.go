@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -27,6 +28,7 @@ import (
 	"github.com/topoflow/topoflow/cmd/starter/clusterstatus"
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/labels"
+	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/tests/stacktest"
 	"github.com/topoflow/topoflow/workflows"
 )
@@ -92,8 +94,14 @@ func factsOf(o *unstructured.Unstructured) objectFacts {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
+	// A Cluster of a class with revisions is pinned to one (docs/class-revisions.md): topoflow's
+	// record of what its topology is computed from, not a change of it. Those two annotations are
+	// all the revisions' field manager (revision.FieldManager, not among topoflowManager's) writes.
+	annotations := maps.Clone(o.GetAnnotations())
+	delete(annotations, revision.PinAnnotation)
+	delete(annotations, revision.AppliedAnnotation)
 	f := objectFacts{UID: string(o.GetUID()), Generation: o.GetGeneration(), Spec: js(o.Object["spec"]),
-		Labels: o.GetLabels(), Annotations: o.GetAnnotations()}
+		Labels: o.GetLabels(), Annotations: annotations}
 	if refs := o.GetOwnerReferences(); len(refs) > 0 {
 		f.OwnerReferences = js(refs)
 	}
@@ -198,6 +206,13 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	t.Logf("created by Cluster API in %s", time.Since(start).Round(time.Second))
 	require.NotEmpty(t, ext.Calls(t, "AfterControlPlaneInitialized"), "Cluster API called the extension")
 	before := snapshot(t, ctx, k, ns)
+	// The class opts in to revisions (Cluster API ignores the annotation): the takeover records
+	// its first revision from the class as it is and pins both Clusters to it, changing nothing
+	// of their topology; the hand-back (switch.sh runs `starter revisions check`) finds them on
+	// the newest revision.
+	_, err := k.Dynamic.Resource(kube.ClusterClasses).Namespace(ns).Patch(ctx, "sim-memory", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+revision.EnabledAnnotation+`":"`+revision.Enabled+`"}}}`), metav1.PatchOptions{FieldManager: testManager})
+	require.NoError(t, err)
 
 	// The way in.
 	switchTopology(t, "topoflow")
@@ -211,12 +226,20 @@ func TestTakeoverAndHandBack(t *testing.T) {
 			}
 			return st.Passes >= 1, fmt.Sprintf("passes %d", st.Passes)
 		})
+		stacktest.WaitFor(t, 2*time.Minute, c+" on the class's first revision", func() (bool, string) {
+			u, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, c, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			a := u.GetAnnotations()
+			return a[revision.PinAnnotation] == "sim-memory-1" && a[revision.AppliedAnnotation] == "sim-memory-1", fmt.Sprint(a)
+		})
 	}
 	staysQuiet(t, ctx, k, ns, before, quietFor, "the way in")
 
 	// topoflow upgrades one Cluster by a minor, the extension answering its hooks.
 	start = time.Now()
-	_, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, clusters[0], types.MergePatchType,
+	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, clusters[0], types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.34.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.NoError(t, err)
 	stacktest.WaitFor(t, 6*time.Minute, clusters[0]+" upgraded by topoflow", func() (bool, string) {
