@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -147,6 +148,13 @@ type State struct {
 
 	// refVersions is Input.Current.RefVersions (see InServedVersion).
 	refVersions RefVersions
+	// versions are the objects' API versions by group and kind (objectVersions), made once: the
+	// apply writes a state's pools concurrently, each through InServedVersion.
+	versions struct {
+		once sync.Once
+		m    map[string]string
+		err  error
+	}
 }
 
 // MachineDeployment is one desired MachineDeployment with the objects that belong to it. Object,

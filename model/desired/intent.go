@@ -144,6 +144,11 @@ func (s *State) InServedVersion(intent *unstructured.Unstructured, workloadAPIVe
 // objectVersions are the versions of the state's own objects outside cluster.x-k8s.io/v1beta2, by
 // group and kind: what a v1beta1 contract reference to one of them carries.
 func (s *State) objectVersions() (map[string]string, error) {
+	s.versions.once.Do(func() { s.versions.m, s.versions.err = s.readObjectVersions() })
+	return s.versions.m, s.versions.err
+}
+
+func (s *State) readObjectVersions() (map[string]string, error) {
 	all, err := s.AllObjects()
 	if err != nil {
 		return nil, err
