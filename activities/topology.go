@@ -179,36 +179,17 @@ func (a *Activities) skipHooks(ctx context.Context, namespace string) []string {
 // hooks passed leave (AfterControlPlaneInitialized marked pending on a create) written first.
 func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, skipHooks []string) (*ApplyResult, error) {
 	start := in.Ledger
-	var passed []upgrade.Due
-	gate := in.Ledger.CreateGate(l.input.Cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate))
-	switch gate {
-	case upgrade.CreateHeld:
-		return &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
-	case upgrade.CreateUnhandled:
-		passed = append(passed, upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
-		in.Ledger.Record(passed[0])
+	// 1. Decide: the create gate, the desired state and the upgrade's step.
+	dec, passed, held, err := a.decidePass(ctx, &in.Ledger, l, skipHooks)
+	if err != nil || held != nil {
+		return held, err
 	}
-	if errs := definitionFromErrors(l.cluster); len(errs) > 0 {
-		return nil, computeFailed(&desired.InvalidError{Object: "Cluster " + l.cluster.Namespace + "/" + l.cluster.Name, Errs: errs})
-	}
-	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: &in.Ledger, Unhandled: skipHooks, Planner: a.upgradePlanner(ctx, l)})
-	if err != nil {
-		return nil, computeFailed(err)
-	}
-	l.state = dec.State
-	if rev := l.revision; rev != nil && rev.Pin {
-		if err := a.pinCluster(ctx, l.cluster, rev.Name); err != nil {
-			return nil, err
-		}
-	}
-	passed = append(passed, dec.Passed...)
 	pending := start.PendingAfter(passed)
 	if pending != nil {
 		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
 			return nil, err
 		}
 	}
-	state := dec.State
 	res := &ApplyResult{
 		ExternalPatches:   l.extensionCalls,
 		Upgrade:           upgradeSummary(l, dec),
@@ -216,46 +197,15 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		Generation:        l.cluster.Generation,
 		Class:             l.class.Name,
 		Version:           l.cluster.Spec.Topology.Version,
-		HasInfrastructure: state.InfrastructureCluster != nil,
+		HasInfrastructure: dec.State.InfrastructureCluster != nil,
 		Passed:            passed,
 		PendingHooks:      pending,
 	}
-	// The control plane part. The finalizer comes first: from now on deletion waits for the
-	// ordered teardown. Beside Cluster API core (the Cluster controller role off) its own finalizer
-	// holds the Cluster and the delete hold keeps the children until BeforeClusterDelete passed,
-	// so topoflow adds none: a takeover changes nothing, and a hand-back leaves nothing behind
-	// that Cluster API would never remove.
-	if a.ClusterController {
-		if err := a.setFinalizer(ctx, in.Cluster, true); err != nil {
-			return nil, err
-		}
-	}
-	if err := a.applyControlPlane(ctx, l, state, res); err != nil {
+	// 2. Write: the control plane part, then the workers part.
+	if err := a.writeParts(ctx, in.Cluster, l, dec, res); err != nil {
 		return nil, err
 	}
-	a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
-	if err := a.deleteAll(ctx, dec.Deletes.ControlPlane, res); err != nil {
-		return nil, err
-	}
-	// The workers part: new pools are created with the control plane (the decision holds them
-	// only while an existing control plane is not stable).
-	res.PendingCreate = dec.PendingCreates()
-	if err := a.applyWorkers(ctx, l, state, res); err != nil {
-		return nil, err
-	}
-	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
-	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
-		return nil, err
-	}
-	if err := a.releaseTopologyFinalizers(ctx, l.cluster.Namespace, l.input.Current); err != nil {
-		return nil, err
-	}
-	if rev := l.revision; rev != nil {
-		if err := a.markClassRevisionApplied(ctx, l.cluster, rev.Name); err != nil {
-			return nil, err
-		}
-	}
-	// What the providers report now, for the status and AfterControlPlaneInitialized.
+	// 3. What the providers report now, for the status and AfterControlPlaneInitialized.
 	prov, err := a.ObserveProvisioning(ctx, ObserveInput{Cluster: in.Cluster, HasInfrastructure: res.HasInfrastructure})
 	if err != nil {
 		return nil, err
@@ -265,6 +215,76 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		return &ApplyResult{Skip: SkipGone}, nil
 	}
 	return res, nil
+}
+
+// decidePass makes the pass's decision: the create gate (held: BeforeClusterCreate holds the
+// create, nothing else is done), the desired state and what the upgrade passes (passed, recorded
+// in ledger too). A Cluster computed from the newest revision of its class, not yet pinned to
+// it, is pinned before anything is written.
+func (a *Activities) decidePass(ctx context.Context, ledger *upgrade.Ledger, l *loaded, skipHooks []string) (*topology.Decision, []upgrade.Due, *ApplyResult, error) {
+	var passed []upgrade.Due
+	switch ledger.CreateGate(l.input.Cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate)) {
+	case upgrade.CreateHeld:
+		return nil, nil, &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
+	case upgrade.CreateUnhandled:
+		passed = append(passed, upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
+		ledger.Record(passed[0])
+	}
+	if errs := definitionFromErrors(l.cluster); len(errs) > 0 {
+		return nil, nil, nil, computeFailed(&desired.InvalidError{Object: "Cluster " + l.cluster.Namespace + "/" + l.cluster.Name, Errs: errs})
+	}
+	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: ledger, Unhandled: skipHooks, Planner: a.upgradePlanner(ctx, l)})
+	if err != nil {
+		return nil, nil, nil, computeFailed(err)
+	}
+	l.state = dec.State
+	if rev := l.revision; rev != nil && rev.Pin {
+		if err := a.pinCluster(ctx, l.cluster, rev.Name); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return dec, append(passed, dec.Passed...), nil, nil
+}
+
+// writeParts writes the decision: the control plane part, then the workers part, each applied
+// and then its deletions; then the topology finalizers let go, and the revision the topology was
+// applied from recorded.
+func (a *Activities) writeParts(ctx context.Context, cluster ClusterRef, l *loaded, dec *topology.Decision, res *ApplyResult) error {
+	state := dec.State
+	// The finalizer comes first: from now on deletion waits for the ordered teardown. Beside
+	// Cluster API core (the Cluster controller role off) its own finalizer holds the Cluster and
+	// the delete hold keeps the children until BeforeClusterDelete passed, so topoflow adds none:
+	// a takeover changes nothing, and a hand-back leaves nothing behind that Cluster API would
+	// never remove.
+	if a.ClusterController {
+		if err := a.setFinalizer(ctx, cluster, true); err != nil {
+			return err
+		}
+	}
+	if err := a.applyControlPlane(ctx, l, state, res); err != nil {
+		return err
+	}
+	a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
+	if err := a.deleteAll(ctx, dec.Deletes.ControlPlane, res); err != nil {
+		return err
+	}
+	// New pools are created with the control plane (the decision holds them only while an
+	// existing control plane is not stable).
+	res.PendingCreate = dec.PendingCreates()
+	if err := a.applyWorkers(ctx, l, state, res); err != nil {
+		return err
+	}
+	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
+	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
+		return err
+	}
+	if err := a.releaseTopologyFinalizers(ctx, l.cluster.Namespace, l.input.Current); err != nil {
+		return err
+	}
+	if rev := l.revision; rev != nil {
+		return a.markClassRevisionApplied(ctx, l.cluster, rev.Name)
+	}
+	return nil
 }
 
 // computeFailed classifies an error of the desired-state computation for the workflow.
