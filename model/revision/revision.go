@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -94,11 +93,14 @@ func ContentOf(class *unstructured.Unstructured, templates []*unstructured.Unstr
 	}
 	for _, t := range templates {
 		meta := map[string]any{"name": t.GetName()}
-		if l := t.GetLabels(); len(l) > 0 {
-			meta["labels"] = toAny(l)
+		if l, _, _ := unstructured.NestedMap(t.Object, "metadata", "labels"); len(l) > 0 {
+			meta["labels"] = l
 		}
-		if a := withoutNoise(t.GetAnnotations()); len(a) > 0 {
-			meta["annotations"] = toAny(a)
+		a, _, _ := unstructured.NestedMap(t.Object, "metadata", "annotations")
+		// Noise: how the template was written, not what it is.
+		delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		if len(a) > 0 {
+			meta["annotations"] = a
 		}
 		o := map[string]any{"apiVersion": t.GetAPIVersion(), "kind": t.GetKind(), "metadata": meta}
 		if spec, ok := t.Object["spec"]; ok {
@@ -108,21 +110,6 @@ func ContentOf(class *unstructured.Unstructured, templates []*unstructured.Unstr
 	}
 	sort.SliceStable(c.Templates, func(i, j int) bool { return templateKey(c.Templates[i]) < templateKey(c.Templates[j]) })
 	return c
-}
-
-// withoutNoise drops annotations that record how an object was written, not what it is.
-func withoutNoise(a map[string]string) map[string]string {
-	out := maps.Clone(a)
-	delete(out, "kubectl.kubernetes.io/last-applied-configuration")
-	return out
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func templateKey(t map[string]any) string {
