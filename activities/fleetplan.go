@@ -54,6 +54,11 @@ func (a *Activities) ReadRolloutPlan(ctx context.Context, ref RolloutRef) (*Roll
 	if err := a.Kube.GetTyped(ctx, kube.Rollouts, ref.Namespace, ref.Name, r); err != nil {
 		return nil, fmt.Errorf("reading Rollout %s: %w", ref, err)
 	}
+	return a.readRolloutPlanOf(ctx, ref, r)
+}
+
+// readRolloutPlanOf is ReadRolloutPlan of the Rollout r, already read.
+func (a *Activities) readRolloutPlanOf(ctx context.Context, ref RolloutRef, r *rolloutv1.Rollout) (*RolloutPlanRead, error) {
 	out := &RolloutPlanRead{Rollout: ref, Generation: r.Generation, Spec: r.Spec}
 	if errs := rollout.Validate(r); len(errs) > 0 {
 		out.Invalid = errs.ToAggregate().Error()

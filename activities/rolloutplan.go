@@ -22,7 +22,7 @@ const PlanStatusFieldManager = "topoflow-rollout-plan"
 
 // WriteRolloutPlanStatus writes the fleet plan of a Rollout that waits for the approval before its
 // first stage (rollout.PlanDue) into its status.plan: the plan `starter rollout plan` prints
-// (ReadRolloutPlan, plan.CategorizeAll), summed up. Upgrade hooks are planned without the Clusters'
+// (readRolloutPlanOf the Rollout it read, plan.CategorizeAll), summed up. Upgrade hooks are planned without the Clusters'
 // workflow ledgers (as owed): the counts do not depend on them. Anything else: nothing to do.
 func (a *Activities) WriteRolloutPlanStatus(ctx context.Context, ref RolloutRef) error {
 	r := &rolloutv1.Rollout{}
@@ -36,7 +36,7 @@ func (a *Activities) WriteRolloutPlanStatus(ctx context.Context, ref RolloutRef)
 		return nil
 	}
 	approval, at := r.Status.PendingApproval, metav1.NewTime(time.Now().Truncate(time.Second))
-	read, err := a.ReadRolloutPlan(ctx, ref)
+	read, err := a.readRolloutPlanOf(ctx, ref, r)
 	if err != nil {
 		return fmt.Errorf("planning Rollout %s: %w", ref, err)
 	}
