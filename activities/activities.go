@@ -91,7 +91,7 @@ func invalid(err error) error {
 // Errors are the API server's (check kube.IsNotFound) or decoding's.
 func (a *Activities) readCluster(ctx context.Context, ref ClusterRef) (*clusterv1.Cluster, error) {
 	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+	if err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, ref.Namespace, ref.Name, cluster); err != nil {
 		return nil, err
 	}
 	if err := validation.DefaultCluster(cluster); err != nil {

@@ -19,7 +19,7 @@ import (
 // ClusterNamed reads a Cluster from the API server itself, not the informer (nil, nil when it
 // does not exist): the delete hold must see a deletion at once.
 func (a *Activities) ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
-	u, err := a.Kube.GetUncached(ctx, kube.Clusters, ns, name)
+	u, err := a.Kube.GetUncached(ctx, kube.V1Beta1Clusters, ns, name)
 	if kube.IsNotFound(err) {
 		return nil, nil
 	}
@@ -40,7 +40,7 @@ func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*cluste
 	}
 	class := &clusterv1.ClusterClass{}
 	ns := c.ClassNamespace()
-	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ns, c.Spec.Topology.Class, class); err != nil {
+	if err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, ns, c.Spec.Topology.Class, class); err != nil {
 		if kube.IsNotFound(err) {
 			return nil, nil
 		}
@@ -56,11 +56,11 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, c)
+	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.V1Beta1MachineDeployments, c)
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, c)
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, c)
 	if err != nil {
 		return upgrade.Input{}, err
 	}
@@ -85,7 +85,7 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.
 func (a *Activities) ClustersUsing(ctx context.Context, class *clusterv1.ClusterClass) ([]clusterv1.Cluster, error) {
-	items, err := a.Kube.List(ctx, kube.Clusters, "", "")
+	items, err := a.Kube.List(ctx, kube.V1Beta1Clusters, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("listing Clusters: %w", err)
 	}

@@ -182,7 +182,7 @@ func (a *Activities) pinClusterAt(ctx context.Context, ns, name, resourceVersion
 	if err != nil {
 		return nil, err
 	}
-	out, err := a.Kube.MergePatch(ctx, kube.Clusters, ns, name, patch, revision.FieldManager)
+	out, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, ns, name, patch, revision.FieldManager)
 	if err != nil {
 		return nil, fmt.Errorf("pinning Cluster %s/%s to ClusterClassRevision %s (metadata.annotations[%s]): %w", ns, name, revisionName, revision.PinAnnotation, err)
 	}
@@ -202,7 +202,7 @@ func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *clus
 	if err != nil {
 		return err
 	}
-	_, err = a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, patch, revision.FieldManager)
+	_, err = a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, cluster.Namespace, cluster.Name, patch, revision.FieldManager)
 	switch {
 	case kube.IsNotFound(err):
 		return nil
@@ -235,7 +235,7 @@ func (a *Activities) resolveClassRevision(ctx context.Context, change *rolloutv1
 	}
 	ns, name, _ := strings.Cut(key, "/")
 	class := &clusterv1.ClusterClass{}
-	switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ns, name, class); {
+	switch err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, ns, name, class); {
 	case kube.IsNotFound(err):
 		return fmt.Sprintf("spec.change.classRevision: ClusterClass %s not found", key), nil
 	case err != nil:

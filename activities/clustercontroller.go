@@ -57,7 +57,7 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 	if cluster.Spec.AvailabilityGates == nil && cluster.Spec.Topology != nil {
 		class := &clusterv1.ClusterClass{}
 		var fe *decode.FieldError
-		switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class); {
+		switch err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class); {
 		case err == nil:
 			f.ClassAvailabilityGates = adapt.ClusterClassToHub(class).Spec.AvailabilityGates
 		case kube.IsNotFound(err), errors.As(err, &fe):
@@ -74,10 +74,10 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 // counters are computed from, and what their digest (countersDigest) covers, read one way.
 func (a *Activities) poolsOf(ctx context.Context, cluster *clusterv1.Cluster) (mds, mps []unstructured.Unstructured, err error) {
 	byName := func(x, y unstructured.Unstructured) int { return strings.Compare(x.GetName(), y.GetName()) }
-	if mds, err = a.listIfServed(ctx, kube.MachineDeployments, cluster, ""); err != nil {
+	if mds, err = a.listIfServed(ctx, kube.V1Beta1MachineDeployments, cluster, ""); err != nil {
 		return nil, nil, err
 	}
-	if mps, err = a.listIfServed(ctx, kube.MachinePools, cluster, ""); err != nil {
+	if mps, err = a.listIfServed(ctx, kube.V1Beta1MachinePools, cluster, ""); err != nil {
 		return nil, nil, err
 	}
 	slices.SortFunc(mds, byName) // the cache lists in no fixed order

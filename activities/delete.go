@@ -69,7 +69,7 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 		if err == nil {
 			// The control plane's health check goes with it.
 			var mhcs []*unstructured.Unstructured
-			mhcs, err = a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
+			mhcs, err = a.listOwnedUnstructured(ctx, kube.V1Beta1MachineHealthChecks, cluster)
 			objs = append(objs, mhcs...)
 		}
 	case DeleteInfrastructure:
@@ -120,7 +120,7 @@ func (a *Activities) markOkToDelete(ctx context.Context, cluster *clusterv1.Clus
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:""}}}`, runtimev1.OkToDeleteAnnotation)
-	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, []byte(patch), StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+	if _, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, cluster.Namespace, cluster.Name, []byte(patch), StatusFieldManager); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("marking Cluster %s/%s ok to delete: %w", cluster.Namespace, cluster.Name, err)
 	}
 	return nil
@@ -130,12 +130,12 @@ func (a *Activities) markOkToDelete(ctx context.Context, cluster *clusterv1.Clus
 // and infrastructure pools the MachinePools point at) and their health checks.
 func (a *Activities) workerObjects(ctx context.Context, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	mds, err := a.listOwnedUnstructured(ctx, kube.MachineDeployments, cluster)
+	mds, err := a.listOwnedUnstructured(ctx, kube.V1Beta1MachineDeployments, cluster)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, mds...)
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (a *Activities) workerObjects(ctx context.Context, cluster *clusterv1.Clust
 			out = append(out, objs...)
 		}
 	}
-	mhcs, err := a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
+	mhcs, err := a.listOwnedUnstructured(ctx, kube.V1Beta1MachineHealthChecks, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func (a *Activities) RemoveFinalizer(ctx context.Context, ref ClusterRef) error 
 // setFinalizer adds or removes topoflow's finalizer with a read-modify-write (the API server
 // rejects a conflicting write, and the retry reads again).
 func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool) error {
-	u, err := a.Kube.Get(ctx, kube.Clusters, ref.Namespace, ref.Name, 0)
+	u, err := a.Kube.Get(ctx, kube.V1Beta1Clusters, ref.Namespace, ref.Name, 0)
 	if kube.IsNotFound(err) {
 		return nil
 	}
@@ -256,7 +256,7 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 		kept = append(fins[:len(fins):len(fins)], labels.Finalizer)
 	}
 	u.SetFinalizers(kept)
-	if _, err := a.Kube.Update(ctx, kube.Clusters, u, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+	if _, err := a.Kube.Update(ctx, kube.V1Beta1Clusters, u, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("updating the finalizers of Cluster %s: %w", ref, err)
 	}
 	return nil
@@ -266,9 +266,9 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 // MachineDeployments and MachineSets (topology.Releases), each write on the resourceVersion read.
 func (a *Activities) releaseTopologyFinalizers(ctx context.Context, ns string, cur desired.Current) error {
 	for _, r := range topology.Releases(cur) {
-		gvr := kube.MachineSets
+		gvr := kube.V1Beta1MachineSets
 		if r.Kind == "MachineDeployment" {
-			gvr = kube.MachineDeployments
+			gvr = kube.V1Beta1MachineDeployments
 		}
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": r.Kept, "resourceVersion": r.ResourceVersion}})
 		if err != nil {

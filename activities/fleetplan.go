@@ -204,7 +204,7 @@ func (a *Activities) ReadClassPlan(ctx context.Context, edited *unstructured.Uns
 		edited.SetNamespace("default")
 	}
 	out := &ClassPlanRead{Class: edited.GetNamespace() + "/" + edited.GetName()}
-	stored, err := a.Kube.GetUncached(ctx, kube.ClusterClasses, edited.GetNamespace(), edited.GetName())
+	stored, err := a.Kube.GetUncached(ctx, kube.V1Beta1ClusterClasses, edited.GetNamespace(), edited.GetName())
 	if kube.IsNotFound(err) {
 		return out, nil
 	}

@@ -99,7 +99,7 @@ const pendingHooksFieldManager = "topoflow-pending-hooks"
 // as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
 func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
 	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+	if err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
 		if kube.IsNotFound(err) {
 			return nil
 		}

@@ -52,7 +52,7 @@ func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cl
 		add(t)
 	}
 	sel := labels.ClusterName + "=" + l.cluster.Name + "," + labels.TopologyOwned
-	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools, kube.MachineHealthChecks} {
+	for _, gvr := range []schema.GroupVersionResource{kube.V1Beta1MachineDeployments, kube.V1Beta1MachinePools, kube.V1Beta1MachineHealthChecks} {
 		items, err := a.Kube.List(ctx, gvr, l.cluster.Namespace, sel)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)

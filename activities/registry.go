@@ -53,7 +53,7 @@ func (a *Activities) DiscoverExtension(ctx context.Context, ref ObjectRef) error
 // When discovery fails the previous status.variables stay, as in Cluster API.
 func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref ObjectRef) error {
 	class := &clusterv1.ClusterClass{}
-	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ref.Namespace, ref.Name, class); err != nil {
+	if err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, ref.Namespace, ref.Name, class); err != nil {
 		if kube.IsNotFound(err) {
 			return nil
 		}

@@ -15,7 +15,7 @@ import (
 // hand-back (deploy/capi/switch.sh clusterapi) refuses while there are any. It reads what the
 // recorder reads (readClassRevisions), and writes nothing.
 func (a *Activities) HandBackRefusals(ctx context.Context, namespace string) ([]string, error) {
-	classes, err := a.Kube.ListUncached(ctx, kube.ClusterClasses, namespace, "")
+	classes, err := a.Kube.ListUncached(ctx, kube.V1Beta1ClusterClasses, namespace, "")
 	if err != nil {
 		return nil, fmt.Errorf("listing ClusterClasses: %w", err)
 	}

@@ -53,7 +53,7 @@ func (c *classRevisions) key() string { return c.class.Namespace + "/" + c.class
 // beyond the class's history. A deleted class loses its revisions. Every read that decides
 // something goes to the API server, so a retry (or a concurrent run) decides from what is there.
 func (a *Activities) RecordClassRevisions(ctx context.Context, ref ObjectRef) error {
-	u, err := a.Kube.GetUncached(ctx, kube.ClusterClasses, ref.Namespace, ref.Name)
+	u, err := a.Kube.GetUncached(ctx, kube.V1Beta1ClusterClasses, ref.Namespace, ref.Name)
 	if kube.IsNotFound(err) {
 		return a.deleteRevisions(ctx, ref)
 	}
@@ -189,7 +189,7 @@ func (a *Activities) listRevisions(ctx context.Context, cr *classRevisions) erro
 // listClassClusters reads the Clusters of the class in its namespace (from the API server: a
 // Cluster created a moment ago gets its pin in this run).
 func (a *Activities) listClassClusters(ctx context.Context, cr *classRevisions) error {
-	items, err := a.Kube.ListUncached(ctx, kube.Clusters, cr.class.Namespace, "")
+	items, err := a.Kube.ListUncached(ctx, kube.V1Beta1Clusters, cr.class.Namespace, "")
 	if err != nil {
 		return fmt.Errorf("listing the Clusters of ClusterClass %s: %w", cr.key(), err)
 	}
@@ -326,7 +326,7 @@ func (a *Activities) pinUnpinnedCluster(ctx context.Context, cr *classRevisions,
 		case !apierrors.IsConflict(err) || attempt == pinAttempts:
 			return err
 		}
-		u, err := a.Kube.GetUncached(ctx, kube.Clusters, cr.class.Namespace, cluster)
+		u, err := a.Kube.GetUncached(ctx, kube.V1Beta1Clusters, cr.class.Namespace, cluster)
 		if kube.IsNotFound(err) {
 			delete(cr.clusters, cluster)
 			return nil

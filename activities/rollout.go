@@ -449,7 +449,7 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	// Read as stored (no webhook defaults: a Cluster they would refuse is still followed, and a
 	// read error is retried, never final).
 	c := &clusterv1.Cluster{}
-	err := a.Kube.GetTyped(ctx, kube.Clusters, ns, name, c)
+	err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, ns, name, c)
 	if kube.IsNotFound(err) {
 		return rollout.Seen{Gone: true}, nil
 	}
@@ -582,7 +582,7 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 	}
 	var out []unstructured.Unstructured
 	for _, ns := range namespaces {
-		items, err := list(ctx, kube.Clusters, ns, s.String())
+		items, err := list(ctx, kube.V1Beta1Clusters, ns, s.String())
 		if err != nil {
 			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
 		}
@@ -593,7 +593,7 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 
 // ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).
 func (a *Activities) ClassExists(ctx context.Context, namespace, name string) (bool, error) {
-	_, err := a.Kube.GetUncached(ctx, kube.ClusterClasses, namespace, name)
+	_, err := a.Kube.GetUncached(ctx, kube.V1Beta1ClusterClasses, namespace, name)
 	if kube.IsNotFound(err) {
 		return false, nil
 	}

@@ -398,7 +398,7 @@ func skipOf(cluster *clusterv1.Cluster) *ApplyResult {
 func (a *Activities) getClass(ctx context.Context, cluster *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
 	class := &clusterv1.ClusterClass{}
 	classNS, name := cluster.ClassNamespace(), cluster.Spec.Topology.Class
-	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, name, class); err != nil {
+	if err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, classNS, name, class); err != nil {
 		if kube.IsNotFound(err) {
 			return nil, missing("ClusterClass %s/%s (spec.topology.class) not found", classNS, name)
 		}
@@ -498,7 +498,7 @@ func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Curre
 // MachinePools and health checks, its MachineSets, and the templates labelled as its pools'.
 func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.Current, at func(*corev1.ObjectReference) *corev1.ObjectReference) error {
 	cluster := l.cluster
-	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.MachineDeployments, cluster)
+	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.V1Beta1MachineDeployments, cluster)
 	if err != nil {
 		return err
 	}
@@ -520,7 +520,7 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 			}
 		}
 	}
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.MachinePools, cluster)
+	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, cluster)
 	if err != nil {
 		return err
 	}
@@ -536,7 +536,7 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 		}
 		current.RefVersions.Add("MachinePool", mps[i].Name, mps[i].Spec.Template.Spec.Bootstrap.ConfigRef, &mps[i].Spec.Template.Spec.InfrastructureRef)
 	}
-	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, cluster)
+	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.V1Beta1MachineHealthChecks, cluster)
 	if err != nil {
 		return err
 	}
@@ -549,7 +549,7 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 		current.MachineHealthChecks = append(current.MachineHealthChecks, mhc)
 	}
 	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
-	sets, err := a.listIfServed(ctx, kube.MachineSets, cluster, "")
+	sets, err := a.listIfServed(ctx, kube.V1Beta1MachineSets, cluster, "")
 	if err != nil {
 		return err
 	}
@@ -689,7 +689,7 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 // machineVersions reads the versions the Cluster's Machines run, by MachineDeployment
 // (upgrade.MachineVersions); nil where Machines are not served.
 func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Cluster) (upgrade.MachineVersions, error) {
-	items, err := a.Kube.List(ctx, kube.Machines, cluster.Namespace, labels.ClusterName+"="+cluster.Name)
+	items, err := a.Kube.List(ctx, kube.V1Beta1Machines, cluster.Namespace, labels.ClusterName+"="+cluster.Name)
 	switch {
 	case kube.IsNotFound(err):
 		return nil, nil
@@ -747,7 +747,7 @@ func (a *Activities) patchCluster(ctx context.Context, l *loaded, intent *unstru
 		// Recorded as the topology's intent (what plan prints), though it goes as a patch.
 		a.Kube.Sent(intent.DeepCopy(), labels.FieldManager)
 	}
-	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, l.cluster.Namespace, l.cluster.Name, patch, StatusFieldManager); err != nil {
+	if _, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, l.cluster.Namespace, l.cluster.Name, patch, StatusFieldManager); err != nil {
 		return fmt.Errorf("patching Cluster %s/%s: %w", l.cluster.Namespace, l.cluster.Name, err)
 	}
 	res.Applied = append(res.Applied, "Cluster "+l.cluster.Name)

@@ -70,7 +70,7 @@ func TestDeleteReadsTheAnswer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.cache = NewCache(ctx, c.Dynamic, slog.Default()) // the server serves no list: reads go past it
-	if err := c.Delete(context.Background(), MachineDeployments, "ns", "md"); err != nil {
+	if err := c.Delete(context.Background(), V1Beta1MachineDeployments, "ns", "md"); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -79,7 +79,7 @@ func TestDeleteReadsTheAnswer(t *testing.T) {
 	if want := "DELETE /apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinedeployments/md"; len(got) != 1 || got[0] != want {
 		t.Fatalf("requests %v, want only %q", got, want)
 	}
-	k, _ := c.cache.newer(MachineDeployments, "ns/md", nil)
+	k, _ := c.cache.newer(V1Beta1MachineDeployments, "ns/md", nil)
 	obj, err := k.fresh()
 	if err != nil || obj == nil || obj.GetDeletionTimestamp() == nil || obj.GetResourceVersion() != "7" {
 		t.Fatalf("the held object is not remembered as deleting: %v %v", obj, err)

@@ -28,24 +28,44 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topoflow/topoflow/internal/metrics"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/ssa"
 )
 
-// Well-known resources of the Cluster API core group.
+// Well-known resources of the Cluster API core group, in the hub version (v1beta2) the model
+// computes on. Where the API server serves only v1beta1 the client converts at its edge (see
+// served.go).
 var (
-	Clusters            = clusterv1.GroupVersion.WithResource("clusters")
-	ClusterClasses      = clusterv1.GroupVersion.WithResource("clusterclasses")
-	MachineDeployments  = clusterv1.GroupVersion.WithResource("machinedeployments")
-	MachinePools        = clusterv1.GroupVersion.WithResource("machinepools")
-	ClusterEndpoints    = clusterv1.GroupVersion.WithResource("clusterendpoints")
-	MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
-	MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
-	Machines            = clusterv1.GroupVersion.WithResource("machines")
-	Rollouts            = rolloutv1.GroupVersion.WithResource("rollouts")
-	RolloutStrategies   = rolloutv1.GroupVersion.WithResource("rolloutstrategies")
+	Clusters            = conversion.V1Beta2GroupVersion.WithResource("clusters")
+	ClusterClasses      = conversion.V1Beta2GroupVersion.WithResource("clusterclasses")
+	MachineDeployments  = conversion.V1Beta2GroupVersion.WithResource("machinedeployments")
+	MachinePools        = conversion.V1Beta2GroupVersion.WithResource("machinepools")
+	MachineHealthChecks = conversion.V1Beta2GroupVersion.WithResource("machinehealthchecks")
+	MachineSets         = conversion.V1Beta2GroupVersion.WithResource("machinesets")
+	Machines            = conversion.V1Beta2GroupVersion.WithResource("machines")
+)
+
+// The same resources in v1beta1, for the callers not yet ported to the hub (issue #37): a request
+// for them goes to the version the server prefers and the objects come back as v1beta1.
+var (
+	V1Beta1Clusters            = clusterv1.GroupVersion.WithResource("clusters")
+	V1Beta1ClusterClasses      = clusterv1.GroupVersion.WithResource("clusterclasses")
+	V1Beta1MachineDeployments  = clusterv1.GroupVersion.WithResource("machinedeployments")
+	V1Beta1MachinePools        = clusterv1.GroupVersion.WithResource("machinepools")
+	V1Beta1MachineHealthChecks = clusterv1.GroupVersion.WithResource("machinehealthchecks")
+	V1Beta1MachineSets         = clusterv1.GroupVersion.WithResource("machinesets")
+	V1Beta1Machines            = clusterv1.GroupVersion.WithResource("machines")
+)
+
+// topoflow's own resources.
+var (
+	// ClusterEndpoints are topoflow's own (cluster.x-k8s.io/v1beta1, served by its CRD alone).
+	ClusterEndpoints  = clusterv1.GroupVersion.WithResource("clusterendpoints")
+	Rollouts          = rolloutv1.GroupVersion.WithResource("rollouts")
+	RolloutStrategies = rolloutv1.GroupVersion.WithResource("rolloutstrategies")
 	// ClusterClassRevisions are topoflow's records of opted-in ClusterClasses (issue #38).
 	ClusterClassRevisions = rolloutv1.GroupVersion.WithResource("clusterclassrevisions")
 )

@@ -59,7 +59,7 @@ func TestClientReportLane(t *testing.T) {
 	get := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		_, err := c.Dynamic.Resource(Clusters).Namespace("ns").Get(ctx, "c", metav1.GetOptions{})
+		_, err := c.Dynamic.Resource(V1Beta1Clusters).Namespace("ns").Get(ctx, "c", metav1.GetOptions{})
 		return err
 	}
 	if err := get(context.Background()); err != nil {

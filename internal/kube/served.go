@@ -16,7 +16,7 @@ import (
 // Cluster API v1.11+ serves cluster.x-k8s.io as v1beta2 and v1beta1 only through its conversion
 // webhook (deprecated: every v1beta1 request draws a warning, and v1.16 stops serving it). topoflow
 // computes on v1beta1 objects; this file is the edge where the client talks to the API server in
-// the version it prefers. A caller names the v1beta1 resource (Clusters, MachineDeployments, ...)
+// the version it prefers. A caller names the v1beta1 resource (V1Beta1Clusters, V1Beta1MachineDeployments, ...)
 // and gets v1beta1 objects; where the server prefers v1beta2 the request goes there and the
 // objects cross through Cluster API's conversion (model/api/conversion). The cache holds what the
 // server sent, one copy per resource.

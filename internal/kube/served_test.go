@@ -22,9 +22,9 @@ func servedAs(version string) *Client {
 // prefers it (Cluster API v1.11+), and stay v1beta1 where it serves nothing newer; other resources
 // are not touched.
 func TestWireVersion(t *testing.T) {
-	assert.Equal(t, "v1beta2", servedAs("v1beta2").wire(Clusters).Version)
-	assert.Equal(t, "v1beta2", servedAs("v1beta2").wire(MachineSets).Version)
-	assert.Equal(t, "v1beta1", servedAs("v1beta1").wire(Clusters).Version)
+	assert.Equal(t, "v1beta2", servedAs("v1beta2").wire(V1Beta1Clusters).Version)
+	assert.Equal(t, "v1beta2", servedAs("v1beta2").wire(V1Beta1MachineSets).Version)
+	assert.Equal(t, "v1beta1", servedAs("v1beta1").wire(V1Beta1Clusters).Version)
 	assert.Equal(t, ClusterEndpoints, servedAs("v1beta2").wire(ClusterEndpoints), "not modelled")
 	assert.Equal(t, Rollouts, servedAs("v1beta2").wire(Rollouts))
 }
@@ -76,16 +76,16 @@ func TestPatchToWire(t *testing.T) {
 	c := servedAs("v1beta2")
 	patch := `{"metadata":{"annotations":{"topology.internal.cluster.x-k8s.io/upgrade-step":null}},` +
 		`"spec":{"controlPlaneRef":{"apiVersion":"controlplane.cluster.x-k8s.io/v1beta1","kind":"SimControlPlane","name":"cp","namespace":"ns"}}}`
-	out, err := c.patchToWire(Clusters, c.wire(Clusters), []byte(patch))
+	out, err := c.patchToWire(V1Beta1Clusters, c.wire(V1Beta1Clusters), []byte(patch))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"metadata":{"annotations":{"topology.internal.cluster.x-k8s.io/upgrade-step":null}},`+
 		`"spec":{"controlPlaneRef":{"apiGroup":"controlplane.cluster.x-k8s.io","kind":"SimControlPlane","name":"cp"}}}`, string(out))
 
-	same, err := servedAs("v1beta1").patchToWire(Clusters, Clusters, []byte(patch))
+	same, err := servedAs("v1beta1").patchToWire(V1Beta1Clusters, V1Beta1Clusters, []byte(patch))
 	require.NoError(t, err)
 	assert.Equal(t, patch, string(same))
 
-	_, err = c.patchToWire(MachineDeployments, c.wire(MachineDeployments), []byte(`{"spec":{"replicas":3}}`))
+	_, err = c.patchToWire(V1Beta1MachineDeployments, c.wire(V1Beta1MachineDeployments), []byte(`{"spec":{"replicas":3}}`))
 	assert.ErrorContains(t, err, `sets "spec"`)
 }
 
@@ -97,7 +97,7 @@ func TestFromWire(t *testing.T) {
 	u := &unstructured.Unstructured{}
 	require.NoError(t, u.UnmarshalJSON([]byte(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"c","namespace":"ns"},`+
 		`"spec":{"paused":false,"topology":{"classRef":{"name":"quick-start"},"version":"v1.31.2"}}}`)))
-	got, err := c.fromWire(Clusters, u)
+	got, err := c.fromWire(V1Beta1Clusters, u)
 	require.NoError(t, err)
 	assert.Equal(t, "cluster.x-k8s.io/v1beta1", got.GetAPIVersion())
 	class, _, _ := unstructured.NestedString(got.Object, "spec", "topology", "class")
@@ -109,7 +109,7 @@ func TestFromWire(t *testing.T) {
 	paused, found, _ := unstructured.NestedBool(back.Object, "spec", "paused")
 	assert.True(t, found && !paused, "paused: false, which v1beta1 cannot say, survives the round trip")
 
-	asked, err := c.fromWire(c.wire(Clusters), u)
+	asked, err := c.fromWire(c.wire(V1Beta1Clusters), u)
 	require.NoError(t, err)
 	assert.Same(t, u, asked)
 }

@@ -88,7 +88,7 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	for _, gvr := range provider.TopologyKinds {
 		_, _ = factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: f.sawObject})
 	}
-	_, _ = factory.ForResource(kube.Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = factory.ForResource(kube.V1Beta1Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: f.sawCluster, UpdateFunc: func(old, obj any) { f.sawCluster(obj); f.sawRolled(old, obj) }})
 	factory.Start(fctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
@@ -659,7 +659,7 @@ func freeAddr() string {
 // deleteAll deletes every object of the topology kinds in a namespace (the local stack has no
 // namespace controller to do it).
 func deleteAll(ctx context.Context, kc *kube.Client, ns string) {
-	for _, gvr := range append([]schema.GroupVersionResource{kube.Clusters}, provider.TopologyKinds...) {
+	for _, gvr := range append([]schema.GroupVersionResource{kube.V1Beta1Clusters}, provider.TopologyKinds...) {
 		_ = kc.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
 }

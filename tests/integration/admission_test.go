@@ -131,7 +131,7 @@ func TestAdmission(t *testing.T) {
 	assert.Equal(t, "v1.31.2", e.cluster("demo").Spec.Topology.Version, "nothing written")
 
 	// A class in use cannot be deleted.
-	err = kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{})
+	err = kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ClusterClass cannot be deleted because it is used by Cluster(s): "+e.ns+"/demo")
 

@@ -78,7 +78,7 @@ func TestClassRevisions(t *testing.T) {
 	e.waitRevision("quick-start-2", false, 1)
 
 	// The class goes, and its revisions with it.
-	require.NoError(t, kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
 	e.eventually(30*time.Second, "revisions deleted with their class", func() (bool, string) {
 		names := e.revisionNames()
 		return len(names) == 0, fmt.Sprint(names)
@@ -108,7 +108,7 @@ func (e *env) patchClassAnnotations(annotations map[string]any) {
 	e.t.Helper()
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	require.NoError(e.t, err)
-	_, err = kc.MergePatch(e.ctx, kube.ClusterClasses, e.ns, "quick-start", patch, "integration-test")
+	_, err = kc.MergePatch(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", patch, "integration-test")
 	require.NoError(e.t, err)
 }
 

@@ -115,7 +115,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	assert.Equal(t, map[string]string{"tier": "control-plane", "class-cp-label": "from-class", labels.ClusterName: "demo", labels.TopologyOwned: ""}, machineLabels)
 	repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository")
 	assert.Equal(t, "registry.k8s.io", repo, "patched from the defaulted imageRepository variable")
-	cpMHC := e.getTyped(kube.MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+	cpMHC := e.getTyped(kube.V1Beta1MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
 	assert.Equal(t, c.UID, cpMHC.OwnerReferences[0].UID, "control plane MachineHealthCheck owned by the Cluster")
 	assert.Equal(t, map[string]string{labels.ControlPlane: "", labels.TopologyOwned: ""}, cpMHC.Spec.Selector.MatchLabels)
 
@@ -130,7 +130,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	clonedFrom(cpInfra, "quick-start-control-plane-machine", "SimMachineTemplate.infrastructure.cluster.x-k8s.io")
 
 	// MachineDeployments: one per topology entry, with templates cloned per pool.
-	mds := e.list(kube.MachineDeployments, labels.ClusterName+"=demo")
+	mds := e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo")
 	require.Len(t, mds, 2)
 	byPool := map[string]*clusterv1.MachineDeployment{}
 	for i := range mds {
@@ -171,7 +171,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 		assert.Equal(t, want.instanceType, it, "%s instanceType: variable default or the pool's override", pool)
 		img, _, _ := unstructured.NestedString(infraTmpl.Object, "spec", "template", "spec", "image")
 		assert.Equal(t, "sim-node:v1.31.2", img, "version-aware patch")
-		mhc := e.getTyped(kube.MachineHealthChecks, md.Name, &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+		mhc := e.getTyped(kube.V1Beta1MachineHealthChecks, md.Name, &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
 		assert.Equal(t, c.UID, mhc.OwnerReferences[0].UID, "%s MachineHealthCheck owned by the Cluster", pool)
 		assert.Nil(t, mhc.Spec.MaxUnhealthy, "%s MachineHealthCheck: no remediation trigger (Cluster API v1.14 writes none)", pool)
 		require.NotNil(t, mhc.Spec.NodeStartupTimeout)
@@ -179,7 +179,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	}
 
 	// The MachinePool, its bootstrap config and infrastructure pool.
-	mps := e.list(kube.MachinePools, labels.ClusterName+"=demo")
+	mps := e.list(kube.V1Beta1MachinePools, labels.ClusterName+"=demo")
 	require.Len(t, mps, 1)
 	mp := &clusterv1.MachinePool{}
 	require.NoError(t, decode.FromUnstructured(&mps[0], mp))
@@ -230,7 +230,7 @@ func TestCreateClusterFromClass(t *testing.T) {
 	e.updateTopology(c)
 	e.eventually(60*time.Second, "day-2 changes applied", func() (bool, string) {
 		got := map[string]string{}
-		for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+		for _, u := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo") {
 			r, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 			got[u.GetLabels()[labels.MachineDeploymentName]] = fmt.Sprintf("%d/%s", r, u.GetLabels()["pool"])
 		}
@@ -289,19 +289,19 @@ func TestMissingClassThenTemplate(t *testing.T) {
 	// The template arrives: the workflow converges without any change to the Cluster.
 	e.applyFile(classFile, onlyKinds("SimMachineTemplate"))
 	e.waitReconciled("demo", 90*time.Second)
-	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2)
+	assert.Len(t, e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo"), 2)
 	assertRunning(t, id)
 
 	// The class is deleted from under a settled Cluster: reported at once (not at the next
 	// resync), and nothing of the topology is touched.
 	e.waitSettled("demo")
-	require.NoError(t, kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
 	e.eventually(15*time.Second, "deleted ClusterClass reported", func() (bool, string) {
 		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
 		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.class) not found", e.ns)
 		return cond != nil && cond.Status == corev1.ConditionFalse && cond.Message == want, fmt.Sprint(cond)
 	})
-	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2, "nothing deleted")
+	assert.Len(t, e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo"), 2, "nothing deleted")
 	assertRunning(t, id)
 }
 
@@ -319,8 +319,8 @@ func TestCreateAppliesPoolsWithControlPlane(t *testing.T) {
 	})
 	c := e.waitPhase("demo", clusterv1.ClusterPhaseProvisioning, 20*time.Second)
 	assert.False(t, c.Status.InfrastructureReady)
-	assert.Len(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), 2, "the pools with the control plane")
-	assert.Len(t, e.list(kube.MachinePools, labels.ClusterName+"=demo"), 1)
+	assert.Len(t, e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo"), 2, "the pools with the control plane")
+	assert.Len(t, e.list(kube.V1Beta1MachinePools, labels.ClusterName+"=demo"), 1)
 	cond := c.Status.Conditions.Get("TopologyReconciled")
 	require.NotNil(t, cond)
 	assert.Equal(t, corev1.ConditionTrue, cond.Status, "%+v", cond)

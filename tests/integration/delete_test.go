@@ -37,11 +37,11 @@ func TestOrderedDelete(t *testing.T) {
 	c := e.waitReconciled("demo", 90*time.Second)
 	assert.Contains(t, c.Finalizers, labels.Finalizer, "topoflow holds the Cluster until its topology is gone")
 
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	sawDeleting := false
 	e.eventually(90*time.Second, "Cluster deleted", func() (bool, string) {
 		c := &clusterv1.Cluster{}
-		if err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "demo", c); err != nil {
+		if err := kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, "demo", c); err != nil {
 			return kube.IsNotFound(err), err.Error()
 		}
 		sawDeleting = sawDeleting || c.Status.Phase == clusterv1.ClusterPhaseDeleting
@@ -157,12 +157,12 @@ func TestDeletedInfrastructureClusterStaysGone(t *testing.T) {
 	_, err = kc.GetRef(e.ctx, ref, e.ns)
 	assert.True(t, kube.IsNotFound(err), "the stale apply created the object: %v", err)
 
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	e.eventually(90*time.Second, "Cluster deleted", func() (bool, string) {
-		err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "demo", &clusterv1.Cluster{})
+		err := kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, "demo", &clusterv1.Cluster{})
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
-	assert.Empty(t, e.list(kube.MachineDeployments, labels.ClusterName+"=demo"), "workers left behind")
+	assert.Empty(t, e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo"), "workers left behind")
 	_, err = kc.GetRef(e.ctx, ref, e.ns)
 	assert.True(t, kube.IsNotFound(err), "the infrastructure cluster came back during the delete: %v", err)
 }
@@ -177,19 +177,19 @@ func TestLateWriteDoesNotRecreateCluster(t *testing.T) {
 		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
 		"metadata": map[string]any{"name": "gone", "namespace": e.ns},
 	}}
-	_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Create(e.ctx, c, metav1.CreateOptions{})
+	_, err := kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Create(e.ctx, c, metav1.CreateOptions{})
 	require.NoError(t, err)
 	ref := activities.ClusterRef{Namespace: e.ns, Name: "gone"}
 	require.NoError(t, acts.SetPendingHooks(e.ctx, activities.PendingHooksInput{Cluster: ref, Hooks: []string{"AfterClusterUpgrade"}}))
 	got := e.cluster("gone")
 	assert.Equal(t, "AfterClusterUpgrade", got.Annotations["runtime.cluster.x-k8s.io/pending-hooks"], "written while the Cluster exists")
 
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "gone", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "gone", metav1.DeleteOptions{}))
 	e.eventually(10*time.Second, "Cluster deleted", func() (bool, string) {
-		err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, "gone", &clusterv1.Cluster{})
+		err := kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, "gone", &clusterv1.Cluster{})
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
 	require.NoError(t, acts.SetPendingHooks(e.ctx, activities.PendingHooksInput{Cluster: ref}), "nothing to write to is not an error")
-	err = kc.GetTyped(e.ctx, kube.Clusters, e.ns, "gone", &clusterv1.Cluster{})
+	err = kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, "gone", &clusterv1.Cluster{})
 	assert.True(t, kube.IsNotFound(err), "the late write created a Cluster: %v", err)
 }

@@ -94,7 +94,7 @@ func TestExternalPatches(t *testing.T) {
 	})
 	e.eventually(30*time.Second, "the discovered variable in the class status", func() (bool, string) {
 		var class clusterv1.ClusterClass
-		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &class))
+		require.NoError(t, kc.GetTyped(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", &class))
 		for _, v := range class.Status.Variables {
 			if v.Name == "nodeImageTag" {
 				return len(v.Definitions) == 1 && v.Definitions[0].From == "images", fmt.Sprintf("%+v", v)
@@ -126,7 +126,7 @@ func TestExternalPatches(t *testing.T) {
 
 	images := func() map[string]string {
 		out := map[string]string{}
-		for _, md := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+		for _, md := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo") {
 			ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
 			tmpl := e.get(&corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate", Name: ref})
 			img, _, _ := unstructured.NestedString(tmpl.Object, "spec", "template", "spec", "image")
@@ -224,7 +224,7 @@ func TestVariableDiscoveryFailure(t *testing.T) {
 	})
 	class := func() clusterv1.ClusterClass {
 		var c clusterv1.ClusterClass
-		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &c))
+		require.NoError(t, kc.GetTyped(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", &c))
 		return c
 	}
 	e.eventually(20*time.Second, "the failure on the class", func() (bool, string) {

@@ -237,7 +237,7 @@ func TestRolloutPlanPredictsWrites(t *testing.T) {
 
 	// An edited class, with a new worker machine template only the file holds: every Cluster of
 	// the class rolls its workers, none its control plane; nothing is written.
-	class, err := kc.Get(e.ctx, kube.ClusterClasses, e.ns, "quick-start", 0)
+	class, err := kc.Get(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", 0)
 	require.NoError(t, err)
 	classGen := class.GetGeneration()
 	edited := e.classDocument()
@@ -258,7 +258,7 @@ func TestRolloutPlanPredictsWrites(t *testing.T) {
 		assert.False(t, p.WritesCluster)
 		assert.Empty(t, p.Hooks)
 	}
-	class, err = kc.Get(e.ctx, kube.ClusterClasses, e.ns, "quick-start", 0)
+	class, err = kc.Get(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", 0)
 	require.NoError(t, err)
 	assert.Equal(t, classGen, class.GetGeneration(), "the class is not written")
 	for _, u := range e.list(schemaGVR("infrastructure.cluster.x-k8s.io", "simmachinetemplates"), "") {

@@ -181,7 +181,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 }
 
 func (e *env) workflowIDs() []string {
-	list, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).List(context.Background(), metav1.ListOptions{})
+	list, err := kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}
@@ -250,7 +250,7 @@ func onlyKinds(kinds ...string) func(*unstructured.Unstructured) {
 func (e *env) cluster(name string) *clusterv1.Cluster {
 	e.t.Helper()
 	c := &clusterv1.Cluster{}
-	require.NoError(e.t, kc.GetTyped(e.ctx, kube.Clusters, e.ns, name, c))
+	require.NoError(e.t, kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, name, c))
 	return c
 }
 
@@ -276,7 +276,7 @@ func (e *env) waitPhase(name, phase string, timeout time.Duration) *clusterv1.Cl
 	var c *clusterv1.Cluster
 	e.eventually(timeout, "Cluster "+name+" phase "+phase, func() (bool, string) {
 		c = &clusterv1.Cluster{}
-		if err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, name, c); err != nil {
+		if err := kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, name, c); err != nil {
 			return false, err.Error()
 		}
 		return c.Status.Phase == phase, fmt.Sprintf("phase=%q conditions=%v", c.Status.Phase, conditionSummary(c.Status.Conditions))
@@ -292,7 +292,7 @@ func (e *env) waitReconciled(name string, timeout time.Duration) *clusterv1.Clus
 	var c *clusterv1.Cluster
 	e.eventually(timeout, "Cluster "+name+" reconciled", func() (bool, string) {
 		c = &clusterv1.Cluster{}
-		if err := kc.GetTyped(e.ctx, kube.Clusters, e.ns, name, c); err != nil {
+		if err := kc.GetTyped(e.ctx, kube.V1Beta1Clusters, e.ns, name, c); err != nil {
 			return false, err.Error()
 		}
 		tr := c.Status.Conditions.Get("TopologyReconciled")

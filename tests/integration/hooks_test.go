@@ -74,22 +74,22 @@ func TestLifecycleHooks(t *testing.T) {
 	e.serveAdmission()
 	ext.BlockFor(hooksv1.BeforeClusterDelete, 8*time.Second, "backing up etcd")
 	deleted := time.Now()
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	e.eventually(20*time.Second, "BeforeClusterDelete blocking reported", func() (bool, string) {
 		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
 		return cond != nil && strings.Contains(cond.Message, "hook BeforeClusterDelete asked to retry in") &&
 			strings.Contains(cond.Message, "backing up etcd"), fmt.Sprint(cond)
 	})
-	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+	for _, u := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo") {
 		assert.Nil(t, u.GetDeletionTimestamp(), "MachineDeployment %s untouched while the hook blocks", u.GetName())
 		// Cluster API core's Cluster controller, beside topoflow with its topology gate off,
 		// deletes a deleting Cluster's children at once: the delete hold refuses it.
-		err := kc.Dynamic.Resource(kube.MachineDeployments).Namespace(e.ns).Delete(e.ctx, u.GetName(), metav1.DeleteOptions{})
+		err := kc.Dynamic.Resource(kube.V1Beta1MachineDeployments).Namespace(e.ns).Delete(e.ctx, u.GetName(), metav1.DeleteOptions{})
 		require.Error(t, err, "deleting MachineDeployment %s while the hook blocks", u.GetName())
 		assert.Contains(t, err.Error(), "waits for its BeforeClusterDelete hook")
 	}
 	e.eventually(60*time.Second, "Cluster deleted", func() (bool, string) {
-		_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})
+		_, err := kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
 	assert.GreaterOrEqual(t, time.Since(deleted), 4*time.Second, "the teardown waited for the extension")

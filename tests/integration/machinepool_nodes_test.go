@@ -37,7 +37,7 @@ func TestMachinePoolUpgradingFromNodes(t *testing.T) {
 
 	// The MachinePool gets a Node before the workload cluster can be read.
 	old := e.node("n1", "v1.31.2")
-	mp := e.list(kube.MachinePools, labels.ClusterName+"=demo")
+	mp := e.list(kube.V1Beta1MachinePools, labels.ClusterName+"=demo")
 	require.Len(t, mp, 1)
 	mpName := mp[0].GetName()
 	e.setNodeRefs(mpName, old)
@@ -101,6 +101,6 @@ func (e *env) setNodeRefs(mp string, nodeNames ...string) {
 		refs = append(refs, fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","name":%q}`, n))
 	}
 	patch := fmt.Sprintf(`{"status":{"nodeRefs":[%s]}}`, strings.Join(refs, ","))
-	_, err := kc.Dynamic.Resource(kube.MachinePools).Namespace(e.ns).Patch(e.ctx, mp, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "integration-test"}, "status")
+	_, err := kc.Dynamic.Resource(kube.V1Beta1MachinePools).Namespace(e.ns).Patch(e.ctx, mp, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "integration-test"}, "status")
 	require.NoError(e.t, err)
 }

@@ -142,7 +142,7 @@ func TestMetrics(t *testing.T) {
 	// A hook nobody handles is not called (no count), except the ones that announce a step with
 	// an Event, like BeforeClusterDelete.
 	assert.Zero(t, sum(w, "topoflow_hook_calls_total", `hook="BeforeClusterCreate"`))
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	e.eventually(60*time.Second, "BeforeClusterDelete counted", func() (bool, string) {
 		w = scrape(t, workerAddr)
 		n := sum(w, "topoflow_hook_calls_total", `hook="BeforeClusterDelete"`, `outcome="no-handler"`)

@@ -42,11 +42,11 @@ func leastPrivilege(t *testing.T) *kube.Client {
 	// The grant is in effect once the API server's authorizer has seen the binding (it may take
 	// a moment after the apply): reading a Cluster that does not exist then answers NotFound.
 	require.Eventually(t, func() bool {
-		_, err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Get(t.Context(), "x", metav1.GetOptions{})
+		_, err = sa.Dynamic.Resource(kube.V1Beta1Clusters).Namespace("default").Get(t.Context(), "x", metav1.GetOptions{})
 		return kube.IsNotFound(err)
 	}, 30*time.Second, 200*time.Millisecond, "reading Clusters is granted")
 	// The ServiceAccount cannot do what it was not granted.
-	err = sa.Dynamic.Resource(kube.Clusters).Namespace("default").Delete(t.Context(), "x", metav1.DeleteOptions{})
+	err = sa.Dynamic.Resource(kube.V1Beta1Clusters).Namespace("default").Delete(t.Context(), "x", metav1.DeleteOptions{})
 	require.True(t, apierrors.IsForbidden(err), "deleting Clusters is not granted: %v", err)
 	return sa
 }
@@ -89,13 +89,13 @@ func TestLeastPrivilege(t *testing.T) {
 	e.waitReconciled("demo", 90*time.Second)
 	e.eventually(30*time.Second, "ClusterClass status written", func() (bool, string) {
 		var c clusterv1.ClusterClass
-		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &c))
+		require.NoError(t, kc.GetTyped(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", &c))
 		return len(c.Status.Variables) > 0 && c.Status.ObservedGeneration == c.Generation, fmt.Sprintf("%+v", c.Status)
 	})
 	require.NotEmpty(t, ext.Calls(hooksv1.BeforeClusterCreate), "the hook was called")
-	require.NoError(t, kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Delete(e.ctx, "demo", metav1.DeleteOptions{}))
 	e.eventually(90*time.Second, "Cluster deleted in order", func() (bool, string) {
-		_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})
+		_, err := kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Get(e.ctx, "demo", metav1.GetOptions{})
 		return kube.IsNotFound(err), fmt.Sprint(err)
 	})
 	require.NotEmpty(t, ext.Calls(hooksv1.BeforeClusterDelete), "the delete hook was called")

@@ -31,7 +31,7 @@ func TestClusterClassStatus(t *testing.T) {
 	var class clusterv1.ClusterClass
 	e.eventually(30*time.Second, "status.variables written", func() (bool, string) {
 		class = clusterv1.ClusterClass{}
-		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &class))
+		require.NoError(t, kc.GetTyped(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", &class))
 		return len(class.Status.Variables) == 3 && class.Status.ObservedGeneration == class.Generation, fmt.Sprintf("%+v", class.Status)
 	})
 	names := []string{}
@@ -69,7 +69,7 @@ func TestClusterClassStatus(t *testing.T) {
 	})
 	e.eventually(30*time.Second, "invalid class reported", func() (bool, string) {
 		class = clusterv1.ClusterClass{}
-		require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &class))
+		require.NoError(t, kc.GetTyped(e.ctx, kube.V1Beta1ClusterClasses, e.ns, "quick-start", &class))
 		c := class.Status.Conditions.Get("VariablesReconciled")
 		return c != nil && c.Status == corev1.ConditionFalse && class.Status.ObservedGeneration == class.Generation, fmt.Sprint(c)
 	})

@@ -263,7 +263,7 @@ func TestRolloutHaltsOnHandChangeAndResumes(t *testing.T) {
 		return v == "v1.31.3", v
 	})
 	// A hand change while c0 upgrades.
-	_, err := kc.Dynamic.Resource(kube.Clusters).Namespace(e.ns).Patch(e.ctx, "c0", types.MergePatchType,
+	_, err := kc.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(e.ns).Patch(e.ctx, "c0", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.31.4"}}}`), metav1.PatchOptions{FieldManager: "someone-else"})
 	require.NoError(t, err)
 	status := func() rolloutv1.RolloutStatus { return e.rolloutStatus("r") }
@@ -484,10 +484,10 @@ func TestRolloutByStrategy(t *testing.T) {
 func TestRolloutRebaseThenVariable(t *testing.T) {
 	e := newEnv(t, envOptions{rolloutTiming: workflows.RolloutTiming{Poll: time.Second, Idle: 3 * time.Second}})
 	e.applyFile(classFile)
-	sample, err := kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Get(e.ctx, "quick-start", metav1.GetOptions{})
+	sample, err := kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Get(e.ctx, "quick-start", metav1.GetOptions{})
 	require.NoError(t, err)
 	spec, _, _ := unstructured.NestedMap(sample.Object, "spec")
-	_, err = kc.Dynamic.Resource(kube.ClusterClasses).Namespace(e.ns).Create(e.ctx, &unstructured.Unstructured{Object: map[string]any{
+	_, err = kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Create(e.ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sample.GetAPIVersion(), "kind": "ClusterClass", "metadata": map[string]any{"name": "quick-start-v2", "namespace": e.ns},
 		"spec": spec}}, metav1.CreateOptions{})
 	require.NoError(t, err)

@@ -60,7 +60,7 @@ func TestTemplateRotation(t *testing.T) {
 func (e *env) machineDeployments(cluster string) map[string]*clusterv1.MachineDeployment {
 	e.t.Helper()
 	out := map[string]*clusterv1.MachineDeployment{}
-	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"="+cluster) {
+	for _, u := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"="+cluster) {
 		md := &clusterv1.MachineDeployment{}
 		require.NoError(e.t, decode.FromUnstructured(&u, md))
 		out[md.Labels[labels.MachineDeploymentName]] = md
@@ -90,7 +90,7 @@ func TestRotatedTemplateKeptWhileMachineSetUsesIt(t *testing.T) {
 				"spec": map[string]any{"clusterName": "demo", "bootstrap": map[string]any{"dataSecretName": "none"}, "infrastructureRef": map[string]any{
 					"apiVersion": old0.APIVersion, "kind": old0.Kind, "name": old0.Name}}}},
 	}}
-	_, err := kc.Dynamic.Resource(kube.MachineSets).Namespace(e.ns).Create(e.ctx, ms, metav1.CreateOptions{})
+	_, err := kc.Dynamic.Resource(kube.V1Beta1MachineSets).Namespace(e.ns).Create(e.ctx, ms, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	e.applyFile(classFile, onlyKinds("SimMachineTemplate"), func(u *unstructured.Unstructured) {
@@ -113,7 +113,7 @@ func TestRotatedTemplateKeptWhileMachineSetUsesIt(t *testing.T) {
 	})
 	require.True(t, exists(old0), "md-0's old template is kept while a MachineSet uses it")
 
-	require.NoError(t, kc.Dynamic.Resource(kube.MachineSets).Namespace(e.ns).Delete(e.ctx, ms.GetName(), metav1.DeleteOptions{}))
+	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1MachineSets).Namespace(e.ns).Delete(e.ctx, ms.GetName(), metav1.DeleteOptions{}))
 	e.annotate(clusterv1.GroupVersion.String(), "Cluster", "demo", "example.com/touched", "after")
 	e.eventually(30*time.Second, "md-0's old template deleted once no MachineSet uses it", func() (bool, string) {
 		return !exists(old0), old0.Name

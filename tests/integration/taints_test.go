@@ -96,12 +96,12 @@ func TestTaintsAndRolloutAfterOnTheWire(t *testing.T) {
 	after, _, _ := unstructured.NestedString(cp.Object, "spec", "rollout", "after")
 	assert.Equal(t, "2026-03-09T09:00:00Z", after)
 
-	mhc := e.getTyped(kube.MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
+	mhc := e.getTyped(kube.V1Beta1MachineHealthChecks, cp.GetName(), &clusterv1.MachineHealthCheck{}).(*clusterv1.MachineHealthCheck)
 	assert.Equal(t, []clusterv1.UnhealthyMachineCondition{{Type: "example.com/Stuck", Status: "True", Timeout: metav1.Duration{Duration: 5 * time.Minute}}},
 		mhc.Spec.UnhealthyMachineConditions)
 
 	mds := map[string]*clusterv1.MachineDeployment{}
-	for _, u := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+	for _, u := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo") {
 		md := &clusterv1.MachineDeployment{}
 		require.NoError(t, decode.FromUnstructured(&u, md))
 		mds[md.Labels[labels.MachineDeploymentName]] = md

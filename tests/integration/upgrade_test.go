@@ -304,7 +304,7 @@ func TestUpgradeHoldSequence(t *testing.T) {
 		}
 	})
 	e.waitReconciled("demo", 90*time.Second)
-	for _, md := range e.list(kube.MachineDeployments, labels.ClusterName+"=demo") {
+	for _, md := range e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo") {
 		assert.NotContains(t, md.GetAnnotations(), "topology.cluster.x-k8s.io/hold-upgrade-sequence", "the annotation stays on the topology")
 	}
 

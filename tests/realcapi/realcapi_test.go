@@ -77,7 +77,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	assert.Contains(t, err.Error(), "spec.topology.version")
 
 	start = time.Now()
-	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
+	_, err = k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Patch(ctx, "mem", types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.35.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.NoError(t, err)
 	stacktest.WaitFor(t, 8*time.Minute, "the control plane and workers at v1.35.0", func() (bool, string) {
@@ -105,21 +105,21 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	// Delete while BeforeClusterDelete blocks: Cluster API core's Cluster controller (its topology
 	// gate off) would delete the children at once; topoflow's delete hold keeps them.
 	start = time.Now()
-	require.NoError(t, k.Dynamic.Resource(kube.Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
+	require.NoError(t, k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Delete(ctx, "mem", metav1.DeleteOptions{}))
 	stacktest.WaitFor(t, time.Minute, "BeforeClusterDelete called", func() (bool, string) {
 		return len(ext.Calls(t, hooksv1.BeforeClusterDelete)) > 0, "no call yet"
 	})
 	// A fact, not a wait: Cluster API core's Cluster controller has reconciled the deletion (it
 	// writes phase Deleting, in the same reconcile that tries to delete the children).
 	stacktest.WaitFor(t, time.Minute, "Cluster API core saw the deletion", func() (bool, string) {
-		c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, "mem", metav1.GetOptions{})
+		c, err := k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Get(ctx, "mem", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
 		return phase == "Deleting", "phase " + phase
 	})
-	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments} {
+	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.V1Beta1MachineDeployments} {
 		l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		for _, o := range l.Items {
@@ -128,7 +128,7 @@ func TestLifecycleBesideClusterAPI(t *testing.T) {
 	}
 	stacktest.WaitFor(t, 5*time.Minute, "the Cluster and its topology gone", func() (bool, string) {
 		left := []string{}
-		for _, gvr := range []schema.GroupVersionResource{kube.Clusters, kcps, devs, kube.MachineDeployments, machines, kube.MachineHealthChecks} {
+		for _, gvr := range []schema.GroupVersionResource{kube.V1Beta1Clusters, kcps, devs, kube.V1Beta1MachineDeployments, machines, kube.V1Beta1MachineHealthChecks} {
 			l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -250,7 +250,7 @@ func createSettled(t *testing.T, ctx context.Context, k *kube.Client, ns string,
 // date and ready, the Cluster is Provisioned (Cluster API's Cluster controller says so) and
 // topoflow's TopologyReconciled is True.
 func settled(ctx context.Context, k *kube.Client, ns, name, version string) (bool, string) {
-	c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	c, err := k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, err.Error()
 	}
@@ -277,7 +277,7 @@ func settled(ctx context.Context, k *kube.Client, ns, name, version string) (boo
 	state = append(state, fmt.Sprintf("KCP %s: version=%s ready=%d/%d updated=%d", cpName, statusString(cp, "version"),
 		statusInt(cp, "readyReplicas"), statusInt(cp, "replicas"), statusInt(cp, "updatedReplicas")))
 
-	mds, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + name})
+	mds, err := k.Dynamic.Resource(kube.V1Beta1MachineDeployments).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + name})
 	if err != nil {
 		return false, err.Error()
 	}
@@ -330,10 +330,10 @@ func noSharedFields(t *testing.T, ctx context.Context, k *kube.Client, ns, clust
 		require.NoError(t, err)
 		assert.Empty(t, shared, "%s %s: fields owned by topoflow and Cluster API (managers %v)", o.GetKind(), o.GetName(), managers(o))
 	}
-	c, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, cluster, metav1.GetOptions{})
+	c, err := k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Get(ctx, cluster, metav1.GetOptions{})
 	require.NoError(t, err)
 	check(c)
-	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.MachineDeployments, kube.MachineHealthChecks} {
+	for _, gvr := range []schema.GroupVersionResource{kcps, devs, kube.V1Beta1MachineDeployments, kube.V1Beta1MachineHealthChecks} {
 		l, err := k.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/cluster-name=" + cluster})
 		require.NoError(t, err)
 		for i := range l.Items {
@@ -403,7 +403,7 @@ func watchVersions(ctx context.Context, k *kube.Client, ns, cluster string) *ver
 					v.mu.Unlock()
 				}
 			}
-			if l, err := k.Dynamic.Resource(kube.MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
+			if l, err := k.Dynamic.Resource(kube.V1Beta1MachineDeployments).Namespace(ns).List(ctx, sel); err == nil {
 				for _, o := range l.Items {
 					s, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "version")
 					v.mu.Lock()

@@ -210,7 +210,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	// its first revision from the class as it is and pins both Clusters to it, changing nothing
 	// of their topology; the hand-back (switch.sh runs `starter revisions check`) finds them on
 	// the newest revision.
-	_, err := k.Dynamic.Resource(kube.ClusterClasses).Namespace(ns).Patch(ctx, "sim-memory", types.MergePatchType,
+	_, err := k.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(ns).Patch(ctx, "sim-memory", types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+revision.EnabledAnnotation+`":"`+revision.Enabled+`"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.NoError(t, err)
 
@@ -227,7 +227,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 			return st.Passes >= 1, fmt.Sprintf("passes %d", st.Passes)
 		})
 		stacktest.WaitFor(t, 2*time.Minute, c+" on the class's first revision", func() (bool, string) {
-			u, err := k.Dynamic.Resource(kube.Clusters).Namespace(ns).Get(ctx, c, metav1.GetOptions{})
+			u, err := k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Get(ctx, c, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
@@ -239,7 +239,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 
 	// topoflow upgrades one Cluster by a minor, the extension answering its hooks.
 	start = time.Now()
-	_, err = k.Dynamic.Resource(kube.Clusters).Namespace(ns).Patch(ctx, clusters[0], types.MergePatchType,
+	_, err = k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace(ns).Patch(ctx, clusters[0], types.MergePatchType,
 		[]byte(`{"spec":{"topology":{"version":"v1.34.0"}}}`), metav1.PatchOptions{FieldManager: testManager})
 	require.NoError(t, err)
 	stacktest.WaitFor(t, 6*time.Minute, clusters[0]+" upgraded by topoflow", func() (bool, string) {

@@ -266,7 +266,7 @@ func TestRolloutsOnV1Beta2Storage(t *testing.T) {
 	annotate(t, k, ctx, waiting, rollout.WindowsAnnotation, fmt.Sprintf("* %s-%s UTC", opens.Format("15:04"), opens.Add(time.Hour).Format("15:04")))
 	// The third: the rollout's manager's record made in v1beta1 (class and claim as the rebase
 	// wrote them, and the version): an older topoflow wrote Clusters as v1beta1.
-	_, err = k.Dynamic.Resource(kube.Clusters).Namespace("default").Apply(ctx, older, &unstructured.Unstructured{Object: map[string]any{
+	_, err = k.Dynamic.Resource(kube.V1Beta1Clusters).Namespace("default").Apply(ctx, older, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
 		"metadata": map[string]any{"name": older, "namespace": "default", "annotations": map[string]any{rollout.ClaimAnnotation: "default/" + rebase}},
 		"spec":     map[string]any{"topology": map[string]any{"class": class, "version": "v1.31.2"}},

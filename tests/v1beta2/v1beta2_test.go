@@ -112,7 +112,7 @@ func TestLifecycleOnV1Beta2Storage(t *testing.T) {
 	assert.Equal(t, "infrastructure.cluster.x-k8s.io", group)
 	assert.NotContains(t, hub.GetAnnotations(), conversion.DataAnnotation, "v1beta2 carries no conversion data")
 
-	spoke := read(kube.Clusters)
+	spoke := read(kube.V1Beta1Clusters)
 	assert.Equal(t, "cluster.x-k8s.io/v1beta1", spoke.GetAPIVersion())
 	class, _, _ = unstructured.NestedString(spoke.Object, "spec", "topology", "class")
 	assert.Equal(t, "quick-start", class)

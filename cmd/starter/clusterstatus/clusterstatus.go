@@ -66,7 +66,7 @@ type Condition struct {
 // Collect reads the Cluster, its control plane and pools, and asks its workflows where they stand.
 func Collect(ctx context.Context, k *kube.Client, tc client.Client, ns, name string) (*Report, error) {
 	cluster := &clusterv1.Cluster{}
-	if err := k.GetTyped(ctx, kube.Clusters, ns, name, cluster); err != nil {
+	if err := k.GetTyped(ctx, kube.V1Beta1Clusters, ns, name, cluster); err != nil {
 		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
 	}
 	r := &Report{Cluster: ns + "/" + name, Phase: cluster.Status.Phase, Workflow: workflows.WorkflowID(ns, name)}
@@ -241,7 +241,7 @@ func printUpgrade(w io.Writer, s *workflows.State) {
 func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 	var out []Part
 	sel := labels.ClusterName + "=" + name
-	if mds, err := k.List(ctx, kube.MachineDeployments, ns, sel); err == nil {
+	if mds, err := k.List(ctx, kube.V1Beta1MachineDeployments, ns, sel); err == nil {
 		for i := range mds {
 			md := &clusterv1.MachineDeployment{}
 			if k.Decode(&mds[i], md) != nil {
@@ -251,7 +251,7 @@ func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 				Version: deref(md.Spec.Template.Spec.Version), Replicas: md.Status.Replicas, Updated: md.Status.UpdatedReplicas, ReadyReplicas: md.Status.ReadyReplicas})
 		}
 	}
-	if mps, err := k.List(ctx, kube.MachinePools, ns, sel); err == nil {
+	if mps, err := k.List(ctx, kube.V1Beta1MachinePools, ns, sel); err == nil {
 		for i := range mps {
 			mp := &clusterv1.MachinePool{}
 			if k.Decode(&mps[i], mp) != nil {

@@ -34,7 +34,7 @@ type Row struct {
 // namespaces when ns is "", and asks each one's workflow for its step. Clusters Cluster API's
 // topology controller does not manage (no topology) are left out.
 func List(ctx context.Context, k *kube.Client, tc client.Client, ns string) ([]Row, error) {
-	items, err := k.List(ctx, kube.Clusters, ns, "")
+	items, err := k.List(ctx, kube.V1Beta1Clusters, ns, "")
 	if err != nil {
 		where := "all namespaces"
 		if ns != "" {

@@ -171,8 +171,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	w.watchOwned(kube.MachineDeployments)
-	w.watchOwned(kube.MachinePools)
+	w.watchOwned(kube.V1Beta1MachineDeployments)
+	w.watchOwned(kube.V1Beta1MachinePools)
 	w.watchDeletingMachineSets()
 	if err := w.watchRollouts(ctx); err != nil {
 		return err
@@ -229,7 +229,7 @@ func (w *Watcher) informer(f dynamicinformer.DynamicSharedInformerFactory, gvr s
 
 // watchClusters watches Clusters, indexed by the class they name.
 func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFactory) error {
-	w.clusters = w.informer(factory, kube.Clusters)
+	w.clusters = w.informer(factory, kube.V1Beta1Clusters)
 	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -249,7 +249,7 @@ func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFac
 
 // watchClasses watches ClusterClasses; a change reaches the Clusters of the class.
 func (w *Watcher) watchClasses(factory dynamicinformer.DynamicSharedInformerFactory) (cache.SharedIndexInformer, error) {
-	classes := w.informer(factory, kube.ClusterClasses)
+	classes := w.informer(factory, kube.V1Beta1ClusterClasses)
 	w.classes = classes
 	_, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onClass(nil, obj) },
@@ -544,7 +544,7 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 // finalizer go from a deleting one (on Clusters taken over from Cluster API) and deletes the
 // templates only it still used.
 func (w *Watcher) watchDeletingMachineSets() {
-	inf := w.informer(w.owned, kube.MachineSets)
+	inf := w.informer(w.owned, kube.V1Beta1MachineSets)
 	enqueue := func(obj any) {
 		if u := asUnstructured(obj); u != nil && u.GetLabels()[labels.ClusterName] != "" {
 			w.enqueue(u.GetNamespace(), u.GetLabels()[labels.ClusterName], u.GetKind()+" "+u.GetName(), u)
