@@ -94,7 +94,7 @@ func (a *Activities) readCluster(ctx context.Context, ref ClusterRef) (*clusterv
 	if err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, ref.Namespace, ref.Name, cluster); err != nil {
 		return nil, err
 	}
-	if err := validation.DefaultCluster(cluster); err != nil {
+	if err := validation.DefaultClusterV1Beta1(cluster); err != nil {
 		return nil, invalid(err)
 	}
 	return cluster, nil

@@ -140,7 +140,7 @@ func (a *Activities) pinnedClassOf(live *clusterv1.ClusterClass, rev *revision.S
 	variables := class.Status.Variables
 	class.ObjectMeta, class.Status = *live.ObjectMeta.DeepCopy(), *live.Status.DeepCopy()
 	class.Status.Variables = variables
-	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
+	if errs := validation.ClusterClassV1Beta1(class, nil, nil); len(errs) > 0 {
 		return nil, invalid(&desired.InvalidError{Object: what, Errs: errs})
 	}
 	templates := map[string]*unstructured.Unstructured{}

@@ -153,7 +153,7 @@ func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *
 // and the templates given when given (an edited ClusterClass), and the hooks no extension handles.
 func (a *Activities) clusterInput(ctx context.Context, ci plan.ClusterInput, changed, stored *clusterv1.Cluster, class *clusterv1.ClusterClass, templates map[string]*unstructured.Unstructured) plan.ClusterInput {
 	for _, c := range []*clusterv1.Cluster{changed, stored} {
-		if err := validation.DefaultCluster(c); err != nil {
+		if err := validation.DefaultClusterV1Beta1(c); err != nil {
 			ci.Err = err.Error()
 			return ci
 		}
@@ -279,7 +279,7 @@ func (a *Activities) classAsUpdated(ctx context.Context, edited *unstructured.Un
 	if err := a.Kube.Decode(u, class); err != nil {
 		return nil, "", fmt.Errorf("decoding the edited ClusterClass: %w", err)
 	}
-	validation.DefaultClusterClass(class)
+	validation.DefaultClusterClassV1Beta1(class)
 	return class, refused, nil
 }
 

@@ -76,7 +76,7 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 		vars = adapt.ClusterClassStatusVariablesFromHub(variables.StatusVariables(adapt.ClusterClassToHub(class), discovered...))
 		checked := class.DeepCopy()
 		checked.Status.Variables = vars
-		if errs := validation.ClusterClass(checked, nil, nil); len(errs) > 0 {
+		if errs := validation.ClusterClassV1Beta1(checked, nil, nil); len(errs) > 0 {
 			cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
 			cond["message"] = errs.ToAggregate().Error()
 			if len(discovered) == 0 {
@@ -219,7 +219,7 @@ func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.Clu
 			failed = append(failed, fmt.Errorf("patch %s returned status %q with message %q", p.Name, resp.Status, resp.Message))
 			continue
 		}
-		if errs := validation.Variables(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
+		if errs := validation.VariablesV1Beta1(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
 			failed = append(failed, errs.ToAggregate())
 			continue
 		}

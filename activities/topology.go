@@ -413,7 +413,7 @@ func (a *Activities) getClass(ctx context.Context, cluster *clusterv1.Cluster) (
 
 // checkClass checks a live ClusterClass a Cluster is computed from.
 func checkClass(class *clusterv1.ClusterClass) error {
-	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
+	if errs := validation.ClusterClassV1Beta1(class, nil, nil); len(errs) > 0 {
 		return invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
 	}
 	if discoversVariables(class) && class.Status.ObservedGeneration < class.Generation {

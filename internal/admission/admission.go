@@ -168,7 +168,7 @@ func (s *Server) mutateCluster(ctx context.Context, req *admissionv1.AdmissionRe
 	if c.Spec.Topology != nil && c.Spec.Topology.Class == "" {
 		return invalid(clusterKind, c.Name, field.ErrorList{field.Required(field.NewPath("spec", "topology", "class"), "class cannot be empty")})
 	}
-	if err := validation.DefaultCluster(c); err != nil {
+	if err := validation.DefaultClusterV1Beta1(c); err != nil {
 		return badRequest("%v", err)
 	}
 	if c.Spec.Topology != nil {
@@ -177,7 +177,7 @@ func (s *Server) mutateCluster(ctx context.Context, req *admissionv1.AdmissionRe
 			return denied(apierrors.NewInternalError(fmt.Errorf("Cluster %s cannot be defaulted: %w", c.Name, err)))
 		}
 		// A class that does not exist yet leaves the variables as they are (Cluster API's too).
-		if errs := validation.DefaultVariables(c, class); len(errs) > 0 {
+		if errs := validation.DefaultVariablesV1Beta1(c, class); len(errs) > 0 {
 			return invalid(clusterKind, c.Name, errs)
 		}
 	}
@@ -199,11 +199,11 @@ func (s *Server) validateCluster(ctx context.Context, req *admissionv1.Admission
 		if old, err = decodeObject[clusterv1.Cluster](req.OldObject.Raw); err != nil {
 			return badRequest("decoding the old Cluster: %v", err)
 		}
-		if err := validation.DefaultCluster(old); err != nil {
+		if err := validation.DefaultClusterV1Beta1(old); err != nil {
 			return badRequest("%v", err)
 		}
 	}
-	if err := validation.DefaultCluster(c); err != nil {
+	if err := validation.DefaultClusterV1Beta1(c); err != nil {
 		return badRequest("%v", err)
 	}
 	var warnings []string
@@ -228,13 +228,13 @@ func (s *Server) validateCluster(ctx context.Context, req *admissionv1.Admission
 			}
 		}
 	}
-	errs := append(validation.Cluster(c, old, class, oldClass), validation.ClusterTaints(c, s.Gates)...)
+	errs := append(validation.ClusterV1Beta1(c, old, class, oldClass), validation.ClusterTaintsV1Beta1(c, s.Gates)...)
 	if len(errs) == 0 && class != nil && old != nil && old.Spec.Topology != nil && old.Spec.Topology.Version != c.Spec.Topology.Version {
 		running, err := s.Reads.RunningState(ctx, old, class)
 		if err != nil {
 			return invalid(clusterKind, c.Name, field.ErrorList{field.InternalError(field.NewPath("spec", "topology", "version"), err)})
 		}
-		errs = append(errs, validation.VersionAgainstRunning(c, old, running)...)
+		errs = append(errs, validation.VersionAgainstRunningV1Beta1(c, old, running)...)
 	}
 	if len(errs) > 0 {
 		r := invalid(clusterKind, c.Name, errs)
@@ -253,7 +253,7 @@ func (s *Server) mutateClusterClass(_ context.Context, req *admissionv1.Admissio
 	if err != nil {
 		return badRequest("decoding the ClusterClass: %v", err)
 	}
-	validation.DefaultClusterClass(class)
+	validation.DefaultClusterClassV1Beta1(class)
 	return patchedLeavingOut(req.Object.Raw, "spec", class.Spec)
 }
 
@@ -279,19 +279,19 @@ func (s *Server) validateClusterClass(ctx context.Context, req *admissionv1.Admi
 	if err != nil {
 		return badRequest("decoding the ClusterClass: %v", err)
 	}
-	validation.DefaultClusterClass(class)
+	validation.DefaultClusterClassV1Beta1(class)
 	var old *clusterv1.ClusterClass
 	var clusters []clusterv1.Cluster
 	if req.Operation == admissionv1.Update {
 		if old, err = decodeObject[clusterv1.ClusterClass](req.OldObject.Raw); err != nil {
 			return badRequest("decoding the old ClusterClass: %v", err)
 		}
-		validation.DefaultClusterClass(old)
+		validation.DefaultClusterClassV1Beta1(old)
 		if clusters, err = s.Reads.ClustersUsing(ctx, class); err != nil {
 			return denied(apierrors.NewInternalError(fmt.Errorf("could not retrieve Clusters using ClusterClass: %w", err)))
 		}
 	}
-	if errs := append(validation.ClusterClass(class, old, clusters), validation.ClassTaints(class, s.Gates)...); len(errs) > 0 {
+	if errs := append(validation.ClusterClassV1Beta1(class, old, clusters), validation.ClassTaintsV1Beta1(class, s.Gates)...); len(errs) > 0 {
 		return invalid(clusterClassKind, class.Name, errs)
 	}
 	return allowed()

@@ -119,7 +119,7 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		return nil, err
 	}
 	defaultNamespace(class, cluster)
-	if err := validation.DefaultCluster(cluster); err != nil {
+	if err := validation.DefaultClusterV1Beta1(cluster); err != nil {
 		return nil, fmt.Errorf("plan input: %w", err)
 	}
 	if cluster.UID == "" {
@@ -422,15 +422,15 @@ func (in *Input) print(res *Result) error {
 // what runs.
 func validate(in *Input) error {
 	c := in.Cluster
-	errs := validation.ClusterClass(in.Class, nil, nil)
-	errs = append(errs, validation.Cluster(c, in.Old, in.Class, nil)...)
+	errs := validation.ClusterClassV1Beta1(in.Class, nil, nil)
+	errs = append(errs, validation.ClusterV1Beta1(c, in.Old, in.Class, nil)...)
 	if in.Old != nil && c.Spec.Topology != nil {
 		cur := in.Desired.Current
 		running, err := upgrade.InputFrom(in.Desired.Cluster, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 		if err != nil {
 			return err
 		}
-		errs = append(errs, validation.VersionAgainstRunning(c, in.Old, running)...)
+		errs = append(errs, validation.VersionAgainstRunningV1Beta1(c, in.Old, running)...)
 	}
 	if len(errs) > 0 {
 		return &desired.InvalidError{Object: "ClusterClass " + in.Class.Namespace + "/" + in.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}

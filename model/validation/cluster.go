@@ -28,7 +28,7 @@ const SkipVersionCheckAnnotation = "unsafe.topology.cluster.x-k8s.io/disable-upd
 // Cluster validates a managed Cluster on create (old == nil) or update, against its class (nil
 // when not known: the class-dependent checks are skipped) and, on update, the old class (for a
 // rebase; nil when the class did not change).
-func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
+func ClusterV1Beta1(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs := clusterBasics(c, spec)
 	topo := c.Spec.Topology

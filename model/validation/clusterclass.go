@@ -26,7 +26,7 @@ import (
 
 // ClusterClass validates a ClusterClass on create (old == nil) or update. clusters are the
 // Clusters using the class; on update, classes and variables they use cannot be removed.
-func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
+func ClusterClassV1Beta1(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 
@@ -156,7 +156,7 @@ func machineHealthCheck(m *clusterv1.MachineHealthCheckClass, p *field.Path) fie
 var reservedMachineConditions = []string{"Ready", "Available", "HealthCheckSucceeded", "OwnerRemediated", "ExternallyRemediated"}
 
 func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
-	if errs := Variables(class.Spec.Variables, p); len(errs) > 0 {
+	if errs := VariablesV1Beta1(class.Spec.Variables, p); len(errs) > 0 {
 		return errs
 	}
 	if _, err := variables.Definitions(adapt.ClusterClassToHub(class)); err != nil {
@@ -168,7 +168,7 @@ func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorLis
 // Variables validates variable definitions, written in a ClusterClass or answered by a
 // DiscoverVariables handler: names, schemas (each must compile) and defaults (each must satisfy
 // its schema). p is where the list is written.
-func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorList {
+func VariablesV1Beta1(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	defs := map[string]variables.Definition{}
@@ -465,13 +465,13 @@ func classUpdate(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluste
 	for _, md := range old.Spec.Workers.MachineDeployments {
 		if class.MachineDeploymentClass(md.Class) == nil && len(inUseMD[md.Class]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("workers", "machineDeployments"),
-				fmt.Sprintf("MachineDeploymentClass %q cannot be removed: used by Cluster(s) %s", md.Class, strings.Join(unique(inUseMD[md.Class]), ", "))))
+				fmt.Sprintf("MachineDeploymentClass %q cannot be removed: used by ClusterV1Beta1(s) %s", md.Class, strings.Join(unique(inUseMD[md.Class]), ", "))))
 		}
 	}
 	for _, mp := range old.Spec.Workers.MachinePools {
 		if class.MachinePoolClass(mp.Class) == nil && len(inUseMP[mp.Class]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("workers", "machinePools"),
-				fmt.Sprintf("MachinePoolClass %q cannot be removed: used by Cluster(s) %s", mp.Class, strings.Join(unique(inUseMP[mp.Class]), ", "))))
+				fmt.Sprintf("MachinePoolClass %q cannot be removed: used by ClusterV1Beta1(s) %s", mp.Class, strings.Join(unique(inUseMP[mp.Class]), ", "))))
 		}
 	}
 	still := map[string]bool{}
@@ -481,7 +481,7 @@ func classUpdate(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluste
 	for _, v := range old.Spec.Variables {
 		if !still[v.Name] && len(inUseVar[v.Name]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("variables"),
-				fmt.Sprintf("variable %q cannot be removed: used by Cluster(s) %s", v.Name, strings.Join(unique(inUseVar[v.Name]), ", "))))
+				fmt.Sprintf("variable %q cannot be removed: used by ClusterV1Beta1(s) %s", v.Name, strings.Join(unique(inUseVar[v.Name]), ", "))))
 		}
 	}
 	return errs

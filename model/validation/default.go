@@ -23,7 +23,7 @@ import (
 //   - empty lists and maps in the topology are dropped: the webhook decodes and re-encodes the
 //     Cluster, and an empty omitempty field does not survive that, so the class's value applies
 //     (for example readinessGates: [] or failureDomains: []).
-func DefaultCluster(c *clusterv1.Cluster) error {
+func DefaultClusterV1Beta1(c *clusterv1.Cluster) error {
 	if r := c.Spec.InfrastructureRef; r != nil && r.Namespace == "" {
 		r.Namespace = c.Namespace
 	}
@@ -62,7 +62,7 @@ func DefaultCluster(c *clusterv1.Cluster) error {
 // DefaultClusterClass applies the defaults Cluster API's ClusterClass webhook applies
 // (webhooks.ClusterClass.Default): every template and remediation reference without a namespace
 // gets the class's.
-func DefaultClusterClass(class *clusterv1.ClusterClass) {
+func DefaultClusterClassV1Beta1(class *clusterv1.ClusterClass) {
 	ns := class.Namespace
 	set := func(r *corev1.ObjectReference) {
 		if r != nil && r.Namespace == "" {
@@ -98,7 +98,7 @@ func DefaultClusterClass(class *clusterv1.ClusterClass) {
 // API's Cluster webhook does (Default, through DefaultAndValidateVariables): a variable the Cluster
 // does not set gets its default value, and nested defaults fill the values and the overrides it
 // sets. Errors name the field; the Cluster is then left as it was.
-func DefaultVariables(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field.ErrorList {
+func DefaultVariablesV1Beta1(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field.ErrorList {
 	topo := c.Spec.Topology
 	if topo == nil || class == nil {
 		return nil

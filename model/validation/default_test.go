@@ -61,7 +61,7 @@ func TestDefaultCluster(t *testing.T) {
 				MachinePools:       []clusterv1.MachinePoolTopology{{Name: "mp", Class: "default-pool"}},
 			}}
 			tc.edit(c)
-			require.NoError(t, DefaultCluster(c))
+			require.NoError(t, DefaultClusterV1Beta1(c))
 			tc.check(t, c)
 		})
 	}
@@ -75,7 +75,7 @@ func TestDefaultClusterClass(t *testing.T) {
 	class.Spec.ControlPlane.Ref.Namespace = ""
 	class.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Namespace = ""
 	class.Spec.Workers.MachinePools[0].Template.Bootstrap.Ref.Namespace = "elsewhere"
-	DefaultClusterClass(class)
+	DefaultClusterClassV1Beta1(class)
 	assert.Equal(t, "team-a", class.Spec.ControlPlane.Ref.Namespace)
 	assert.Equal(t, "team-a", class.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Namespace)
 	assert.Equal(t, "elsewhere", class.Spec.Workers.MachinePools[0].Template.Bootstrap.Ref.Namespace)
@@ -86,7 +86,7 @@ func TestDefaultClusterClass(t *testing.T) {
 // it again changes nothing.
 func TestDefaultVariables(t *testing.T) {
 	class, cluster := sample(t)
-	require.Empty(t, DefaultVariables(cluster, class))
+	require.Empty(t, DefaultVariablesV1Beta1(cluster, class))
 	got := map[string]string{}
 	for _, v := range cluster.Spec.Topology.Variables {
 		got[v.Name] = string(v.Value.Raw)
@@ -96,7 +96,7 @@ func TestDefaultVariables(t *testing.T) {
 	assert.Equal(t, `"sim.medium"`, got["workerInstanceType"])
 
 	before := cluster.DeepCopy()
-	assert.Empty(t, DefaultVariables(cluster, class), "defaulting twice changes nothing")
+	assert.Empty(t, DefaultVariablesV1Beta1(cluster, class), "defaulting twice changes nothing")
 	assert.Equal(t, before, cluster)
 
 	// Defaulting computes in v1beta2, which has no definitionFrom: what the Cluster sets is kept
@@ -104,7 +104,7 @@ func TestDefaultVariables(t *testing.T) {
 	cluster.Spec.Topology.Variables[0].DefinitionFrom = "inline"
 	cluster.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
 	before = cluster.DeepCopy()
-	assert.Empty(t, DefaultVariables(cluster, class))
+	assert.Empty(t, DefaultVariablesV1Beta1(cluster, class))
 	assert.Equal(t, before, cluster)
 
 }

@@ -21,7 +21,7 @@ import (
 // version, as Cluster API's check.IsMachineDeploymentUpgrading/IsMachinePoolUpgrading). The skip
 // annotation turns the check off. It complements Cluster, which checks the new version against the
 // old one.
-func VersionAgainstRunning(c, old *clusterv1.Cluster, running upgrade.Input) field.ErrorList {
+func VersionAgainstRunningV1Beta1(c, old *clusterv1.Cluster, running upgrade.Input) field.ErrorList {
 	if c.Spec.Topology == nil || old == nil || old.Spec.Topology == nil || skipVersionCheck(c) {
 		return nil
 	}

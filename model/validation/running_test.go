@@ -46,7 +46,7 @@ func TestVersionAgainstRunning(t *testing.T) {
 			if tc.skip {
 				c.Annotations = map[string]string{SkipVersionCheckAnnotation: "true"}
 			}
-			errs := VersionAgainstRunning(c, old, tc.running)
+			errs := VersionAgainstRunningV1Beta1(c, old, tc.running)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return
@@ -91,7 +91,7 @@ func TestVersionUpdate_validateTopologyVersionUpdate(t *testing.T) {
 			c := old.DeepCopy()
 			c.Spec.Topology.Version = tc.to
 			c.Annotations = tc.annotations
-			errs := Cluster(c, old, class, nil)
+			errs := ClusterV1Beta1(c, old, class, nil)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return
@@ -155,7 +155,7 @@ func TestVersionAgainstRunning_ChainedAndPools(t *testing.T) {
 			c := old.DeepCopy()
 			c.Spec.Topology.Version = tc.to
 			c.Annotations = tc.annotations
-			errs := VersionAgainstRunning(c, old, tc.running)
+			errs := VersionAgainstRunningV1Beta1(c, old, tc.running)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return

@@ -152,7 +152,7 @@ func classTaints(class *clusterv1.ClusterClass) field.ErrorList {
 
 // ClusterTaints is the feature gate's rule for a Cluster's topology taints, for the admission
 // webhook, which knows the gates. The rules that hold whatever the gate are Cluster's.
-func ClusterTaints(c *clusterv1.Cluster, gates Gates) field.ErrorList {
+func ClusterTaintsV1Beta1(c *clusterv1.Cluster, gates Gates) field.ErrorList {
 	topo := c.Spec.Topology
 	if topo == nil {
 		return nil
@@ -173,7 +173,7 @@ func ClusterTaints(c *clusterv1.Cluster, gates Gates) field.ErrorList {
 
 // ClassTaints is the feature gate's rule for a ClusterClass's taints, for the admission webhook,
 // which knows the gates. The rules that hold whatever the gate are ClusterClass's.
-func ClassTaints(class *clusterv1.ClusterClass, gates Gates) field.ErrorList {
+func ClassTaintsV1Beta1(class *clusterv1.ClusterClass, gates Gates) field.ErrorList {
 	on := gates.MachineTaintPropagation
 	errs := taintGate(class.Spec.ControlPlane.Taints, on, field.NewPath("spec", "controlPlane", "taints"))
 	for _, md := range class.Spec.Workers.MachineDeployments {

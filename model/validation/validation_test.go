@@ -28,8 +28,8 @@ func ptr[T any](v T) *T { return &v }
 
 func TestSampleIsValid(t *testing.T) {
 	class, cluster := sample(t)
-	assert.Empty(t, ClusterClass(class, nil, nil))
-	assert.Empty(t, Cluster(cluster, nil, class, nil))
+	assert.Empty(t, ClusterClassV1Beta1(class, nil, nil))
+	assert.Empty(t, ClusterV1Beta1(cluster, nil, class, nil))
 }
 
 func TestClusterClassRules(t *testing.T) {
@@ -128,7 +128,7 @@ func TestClusterClassRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			class, _ := sample(t)
 			tc.edit(class)
-			errs := ClusterClass(class, nil, nil)
+			errs := ClusterClassV1Beta1(class, nil, nil)
 			require.NotEmpty(t, errs)
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
 		})
@@ -148,7 +148,7 @@ func TestBuiltinVariableNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			class, _ := sample(t)
 			class.Spec.Patches[0].Definitions[0].JSONPatches[0].ValueFrom.Variable = ptr(name)
-			err := ClusterClass(class, nil, nil).ToAggregate()
+			err := ClusterClassV1Beta1(class, nil, nil).ToAggregate()
 			if ok {
 				assert.NoError(t, err)
 				return
@@ -167,12 +167,12 @@ func TestDiscoveredVariables(t *testing.T) {
 	bad := []clusterv1.ClusterClassVariable{
 		{Name: "builtinX", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}},
 	}
-	assert.Contains(t, Variables(bad, p).ToAggregate().Error(), `lb.variables[0].name: Invalid value: "builtinX"`)
+	assert.Contains(t, VariablesV1Beta1(bad, p).ToAggregate().Error(), `lb.variables[0].name: Invalid value: "builtinX"`)
 	badDefault := []clusterv1.ClusterClassVariable{{Name: "tag", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{
 		Type: "string", MaxLength: ptrInt64(2), Default: &apiextensionsv1.JSON{Raw: []byte(`"toolong"`)}}}}}
-	assert.Contains(t, Variables(badDefault, p).ToAggregate().Error(), `lb.variables[tag].schema.openAPIV3Schema.default`)
+	assert.Contains(t, VariablesV1Beta1(badDefault, p).ToAggregate().Error(), `lb.variables[tag].schema.openAPIV3Schema.default`)
 	ok := []clusterv1.ClusterClassVariable{{Name: "tag", Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{Type: "string"}}}}
-	assert.Empty(t, Variables(ok, p))
+	assert.Empty(t, VariablesV1Beta1(ok, p))
 }
 
 func ptrInt64(v int64) *int64 { return &v }
@@ -193,19 +193,19 @@ func TestClusterClassUpdateRules(t *testing.T) {
 			c.Spec.Workers.MachineDeployments[0].Template.Infrastructure.Ref.Kind = "OtherMachineTemplate"
 		}, "spec.workers.machineDeployments[0].template.infrastructure.ref"},
 		{"used MachineDeploymentClass cannot be removed", func(c *clusterv1.ClusterClass) { c.Spec.Workers.MachineDeployments = nil },
-			`MachineDeploymentClass "default-worker" cannot be removed: used by Cluster(s) default/demo`},
+			`MachineDeploymentClass "default-worker" cannot be removed: used by ClusterV1Beta1(s) default/demo`},
 		{"used MachinePoolClass cannot be removed", func(c *clusterv1.ClusterClass) { c.Spec.Workers.MachinePools = nil },
 			`MachinePoolClass "default-pool" cannot be removed`},
 		{"used variable cannot be removed", func(c *clusterv1.ClusterClass) {
 			c.Spec.Variables = c.Spec.Variables[1:]
 			c.Spec.Patches = c.Spec.Patches[1:]
-		}, `variable "region" cannot be removed: used by Cluster(s) default/demo`},
+		}, `variable "region" cannot be removed: used by ClusterV1Beta1(s) default/demo`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, _ := sample(t)
 			class := old.DeepCopy()
 			tc.edit(class)
-			errs := ClusterClass(class, old, users)
+			errs := ClusterClassV1Beta1(class, old, users)
 			require.NotEmpty(t, errs)
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
 		})
@@ -215,10 +215,10 @@ func TestClusterClassUpdateRules(t *testing.T) {
 	class := old.DeepCopy()
 	class.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref.Kind = "OtherConfigTemplate"
 	class.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref.APIVersion = "bootstrap.other.io/v1"
-	assert.Empty(t, ClusterClass(class, old, users))
+	assert.Empty(t, ClusterClassV1Beta1(class, old, users))
 	class = old.DeepCopy()
 	class.Spec.Workers.MachinePools = nil
-	assert.Empty(t, ClusterClass(class, old, nil), "no Cluster uses it")
+	assert.Empty(t, ClusterClassV1Beta1(class, old, nil), "no Cluster uses it")
 }
 
 func TestClusterRules(t *testing.T) {
@@ -304,7 +304,7 @@ func TestClusterRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			class, c := sample(t)
 			tc.edit(c, class)
-			errs := Cluster(c, nil, class, nil)
+			errs := ClusterV1Beta1(c, nil, class, nil)
 			require.NotEmpty(t, errs)
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
 		})
@@ -317,7 +317,7 @@ func TestClusterUpdateRules(t *testing.T) {
 		c := old.DeepCopy()
 		c.Spec.Topology.Version = to
 		c.Annotations = annotations
-		return Cluster(c, old, cls, nil).ToAggregate()
+		return ClusterV1Beta1(c, old, cls, nil).ToAggregate()
 	}
 	assert.NoError(t, upgrade("v1.31.5", class, nil), "patch upgrade")
 	assert.NoError(t, upgrade("v1.32.0", class, nil), "one minor")
@@ -331,29 +331,29 @@ func TestClusterUpdateRules(t *testing.T) {
 	planned := class.DeepCopy()
 	planned.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{GenerateUpgradePlanExtension: "plan.ext"}}
 	assert.NoError(t, upgrade("v1.34.0", planned, nil), "chained through a GenerateUpgradePlan extension")
-	assert.Empty(t, ClusterClass(planned, nil, nil), "a well-formed handler name")
+	assert.Empty(t, ClusterClassV1Beta1(planned, nil, nil), "a well-formed handler name")
 
 	c := old.DeepCopy()
 	c.Spec.Topology = nil
-	assert.ErrorContains(t, Cluster(c, old, class, nil).ToAggregate(), "spec.topology cannot be removed")
+	assert.ErrorContains(t, ClusterV1Beta1(c, old, class, nil).ToAggregate(), "spec.topology cannot be removed")
 
 	// Refs set by topoflow after creation are fine on update.
 	c = old.DeepCopy()
 	c.Spec.InfrastructureRef = &corev1.ObjectReference{Kind: "SimCluster", Name: "demo-x"}
-	assert.Empty(t, Cluster(c, old, class, nil))
+	assert.Empty(t, ClusterV1Beta1(c, old, class, nil))
 
 	// Rebase: a compatible class is fine; one with another infrastructure kind is not.
 	next := class.DeepCopy()
 	next.Name = "quick-start-v2"
 	c = old.DeepCopy()
 	c.Spec.Topology.Class = next.Name
-	assert.Empty(t, Cluster(c, old, next, class))
+	assert.Empty(t, ClusterV1Beta1(c, old, next, class))
 	next.Spec.Infrastructure.Ref.Kind = "OtherClusterTemplate"
-	assert.ErrorContains(t, Cluster(c, old, next, class).ToAggregate(), "ClusterClass quick-start-v2 is not compatible with quick-start")
+	assert.ErrorContains(t, ClusterV1Beta1(c, old, next, class).ToAggregate(), "ClusterClass quick-start-v2 is not compatible with quick-start")
 	next = class.DeepCopy()
 	next.Spec.ControlPlane.MachineInfrastructure = nil
 	next.Spec.ControlPlane.MachineHealthCheck = nil
-	assert.ErrorContains(t, Cluster(c, old, next, class).ToAggregate(), "one has control plane machines and the other not")
+	assert.ErrorContains(t, ClusterV1Beta1(c, old, next, class).ToAggregate(), "one has control plane machines and the other not")
 }
 
 // TestEnabledHealthCheckNeedsDefinition: a health check enabled in the topology must be defined
@@ -400,7 +400,7 @@ func TestEnabledHealthCheckNeedsDefinition(t *testing.T) {
 			class, c := sample(t)
 			require.NotEmpty(t, c.Spec.Topology.Workers.MachineDeployments)
 			tc.edit(class, c)
-			err := Cluster(c, nil, class, nil).ToAggregate()
+			err := ClusterV1Beta1(c, nil, class, nil).ToAggregate()
 			if tc.want == "" {
 				assert.NoError(t, err)
 				return

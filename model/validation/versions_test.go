@@ -55,7 +55,7 @@ func TestKubernetesVersions_validateKubernetesVersions(t *testing.T) {
 			assert.Equal(t, tc.want, errorStrings(t, got.ToAggregate()))
 			class, _ := sample(t)
 			class.Spec.KubernetesVersions = tc.versions
-			assert.Equal(t, tc.want == "", len(ClusterClass(class, nil, nil)) == 0, "ClusterClass applies the rule")
+			assert.Equal(t, tc.want == "", len(ClusterClassV1Beta1(class, nil, nil)) == 0, "ClusterClass applies the rule")
 		})
 	}
 }
@@ -75,7 +75,7 @@ func TestKubernetesVersions_validateKubernetesVersionsOfClusters(t *testing.T) {
 	} {
 		class := old.DeepCopy()
 		class.Spec.KubernetesVersions = tc.versions
-		assert.Equal(t, tc.want, errorStrings(t, ClusterClass(class, old, []clusterv1.Cluster{*cluster}).ToAggregate()), "%v", tc.versions)
+		assert.Equal(t, tc.want, errorStrings(t, ClusterClassV1Beta1(class, old, []clusterv1.Cluster{*cluster}).ToAggregate()), "%v", tc.versions)
 	}
 }
 
@@ -119,6 +119,6 @@ func TestTemplateRefNamespaceIgnored(t *testing.T) {
 	} {
 		class, _ := sample(t)
 		edit(class)
-		assert.Empty(t, ClusterClass(class, nil, nil))
+		assert.Empty(t, ClusterClassV1Beta1(class, nil, nil))
 	}
 }

@@ -27,7 +27,7 @@ func sampleJSON(t *testing.T, kind string) []byte {
 	t.Helper()
 	class, cluster, err := samples.Typed()
 	require.NoError(t, err)
-	validation.DefaultClusterClass(class) // reference namespaces, as the webhook writes them and as v1beta1 serves them
+	validation.DefaultClusterClassV1Beta1(class) // reference namespaces, as the webhook writes them and as v1beta1 serves them
 	var obj any = class
 	if kind == "Cluster" {
 		cluster.Spec.InfrastructureRef = provisioned(t).Spec.InfrastructureRef
