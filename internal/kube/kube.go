@@ -96,7 +96,7 @@ type Client struct {
 	// nothing; schemas types objects for that check.
 	cache   *Cache
 	schemas *schemas
-	// served holds, by resource, the version requests for a modelled v1beta1 resource go to (see wire).
+	// served holds, by resource, the version requests for a modelled resource go to (see wire).
 	served sync.Map
 }
 
@@ -176,11 +176,19 @@ func New(cfg *rest.Config) (*Client, error) {
 }
 
 // ResourceFor maps an apiVersion and kind to a resource. An unknown kind refreshes discovery
-// once (a CRD may have been installed since the last look).
+// once (a CRD may have been installed since the last look). A modelled kind maps in either
+// version while the API server serves the kind in one of them (the requests for it go there, see
+// wire), its absence noticed as PreferredVersion notices it.
 func (c *Client) ResourceFor(apiVersion, kind string) (schema.GroupVersionResource, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return schema.GroupVersionResource{}, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	if r, ok := modelledKind(kind); ok && convertible(gv) {
+		if _, err := c.PreferredVersion(gv.Group, kind); err != nil {
+			return schema.GroupVersionResource{}, err
+		}
+		return gv.WithResource(r), nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -361,9 +369,9 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, u 
 // no field ownership is taken away, unlike an apply of a partial intent).
 func (c *Client) MergePatch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, patch []byte, fieldManager string) (*unstructured.Unstructured, error) {
 	asked, gvr := gvr, c.wire(gvr)
-	patch, err := c.patchToWire(asked, gvr, patch)
+	patch, err := c.patchToWire(asked, gvr, ns, patch)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("patching %s %s/%s: %w", asked.Resource, ns, name, err)
 	}
 	out, err := c.Dynamic.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
