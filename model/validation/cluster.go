@@ -3,20 +3,19 @@ package validation
 import (
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	blang "github.com/blang/semver/v4"
-	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -27,31 +26,36 @@ const SkipVersionCheckAnnotation = "unsafe.topology.cluster.x-k8s.io/disable-upd
 
 // Cluster validates a managed Cluster on create (old == nil) or update, against its class (nil
 // when not known: the class-dependent checks are skipped) and, on update, the old class (for a
-// rebase; nil when the class did not change).
-func ClusterV1Beta1(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
+// rebase; nil when the class did not change). Paths are the v1beta2 ones Cluster API v1.14's
+// Cluster webhook reports (webhooks admission Cluster.validate): a MachineDeployment or
+// MachinePool of the topology is named by its name where the webhook keys it so, by its index
+// where the webhook (or the CRD schema, which refuses first) indexes it.
+func Cluster(c, old *clusterv1.Cluster, class, oldClass *clusterv1.ClusterClass) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs := clusterBasics(c, spec)
-	topo := c.Spec.Topology
+	topo := &c.Spec.Topology
 	tp := spec.Child("topology")
-	if topo == nil {
-		if old != nil && old.Spec.Topology != nil {
+	if !topo.IsDefined() {
+		if old != nil && old.Spec.Topology.IsDefined() {
 			errs = append(errs, field.Forbidden(tp, "spec.topology cannot be removed from a managed Cluster"))
 		}
 		return errs
 	}
 	if old == nil {
-		if c.Spec.InfrastructureRef != nil {
+		if c.Spec.InfrastructureRef.IsDefined() {
 			errs = append(errs, field.Forbidden(spec.Child("infrastructureRef"), "must not be set when spec.topology is set: the topology creates the infrastructure cluster"))
 		}
-		if c.Spec.ControlPlaneRef != nil {
+		if c.Spec.ControlPlaneRef.IsDefined() {
 			errs = append(errs, field.Forbidden(spec.Child("controlPlaneRef"), "must not be set when spec.topology is set: the topology creates the control plane"))
 		}
 	}
-	if old != nil && old.Spec.Topology == nil {
+	if old != nil && !old.Spec.Topology.IsDefined() {
 		errs = append(errs, field.Forbidden(tp, "an unmanaged Cluster cannot be given a topology"))
 	}
-	if topo.Class == "" {
-		errs = append(errs, field.Required(tp.Child("class"), ""))
+	classRef := tp.Child("classRef")
+	if topo.ClassRef.Name == "" {
+		// The path of Cluster API's defaulting webhook, which refuses it before validation runs.
+		errs = append(errs, field.Required(classRef.Child("name"), ""))
 	}
 	version, err := ParseVersion(topo.Version)
 	switch {
@@ -61,65 +65,63 @@ func ClusterV1Beta1(c, old *clusterv1.Cluster, class, oldClass *clusterv1.Cluste
 	case err != nil:
 		errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, err.Error()))
 	}
-	if topo.ClassNamespace != "" && len(validation.IsDNS1123Label(topo.ClassNamespace)) > 0 {
-		errs = append(errs, field.Invalid(tp.Child("classNamespace"), topo.ClassNamespace, "must be a namespace name"))
+	if ns := topo.ClassRef.Namespace; ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+		errs = append(errs, field.Invalid(classRef.Child("namespace"), ns, "must be a namespace name"))
 	}
 	errs = append(errs, workerNames(topo, tp.Child("workers"))...)
 	errs = append(errs, topologyMetadata(topo, tp)...)
 	errs = append(errs, topologyTaints(topo, tp)...)
 	errs = append(errs, upgradeConcurrency(c)...)
-	errs = append(errs, autoscalerAndReplicas(c, class, tp)...)
+	errs = append(errs, autoscalerAndReplicas(topo, class, tp)...)
 
 	if class != nil {
-		errs = append(errs, againstClass(c, class, tp)...)
+		errs = append(errs, againstClass(topo, class, tp)...)
 		if len(class.Spec.KubernetesVersions) > 0 && !slices.Contains(class.Spec.KubernetesVersions, topo.Version) {
 			// Cluster API's ValidateClusterForClusterClass: compared as written.
 			errs = append(errs, field.Invalid(tp.Child("version"), topo.Version, "version must match one of the versions defined in the ClusterClass"))
 		}
 	}
-	if old != nil && old.Spec.Topology != nil {
+	if old != nil && old.Spec.Topology.IsDefined() {
 		if version != nil && !skipVersionCheck(c) {
 			errs = append(errs, versionUpdate(old.Spec.Topology.Version, topo.Version, class, tp.Child("version"))...)
 		}
-		if oldClass != nil && class != nil && old.Spec.Topology.Class != topo.Class {
-			errs = append(errs, rebase(oldClass, class, tp.Child("class"))...)
+		if oldClass != nil && class != nil && old.Spec.Topology.ClassRef.Name != topo.ClassRef.Name {
+			errs = append(errs, rebase(oldClass, class, classRef.Child("name"))...)
 		}
 	}
 	return errs
 }
 
 // clusterBasics are the rules of Cluster API's Cluster webhook (webhooks.Cluster.validate) for
-// every Cluster, managed or not: the name is a label value, the references stay in the Cluster's
-// namespace, and the network's CIDR blocks parse.
+// every Cluster, managed or not: the name is a label value and the network's CIDR blocks parse.
 func clusterBasics(c *clusterv1.Cluster, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsValidLabelValue(c.Name) {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, "must be a valid label value: "+msg))
 	}
+	n := &c.Spec.ClusterNetwork
 	for _, r := range []struct {
-		ref  *corev1.ObjectReference
-		name string
-	}{{c.Spec.InfrastructureRef, "infrastructureRef"}, {c.Spec.ControlPlaneRef, "controlPlaneRef"}} {
-		if r.ref != nil && r.ref.Namespace != "" && r.ref.Namespace != c.Namespace {
-			errs = append(errs, field.Invalid(spec.Child(r.name, "namespace"), r.ref.Namespace, "must match metadata.namespace"))
-		}
-	}
-	if n := c.Spec.ClusterNetwork; n != nil {
-		for _, r := range []struct {
-			ranges *clusterv1.NetworkRanges
-			name   string
-		}{{n.Pods, "pods"}, {n.Services, "services"}} {
-			if r.ranges == nil {
-				continue
-			}
-			for i, cidr := range r.ranges.CIDRBlocks {
-				if _, _, err := net.ParseCIDR(cidr); err != nil {
-					errs = append(errs, field.Invalid(spec.Child("clusterNetwork", r.name, "cidrBlocks").Index(i), cidr, err.Error()))
-				}
+		cidrs []string
+		name  string
+	}{{n.Pods.CIDRBlocks, "pods"}, {n.Services.CIDRBlocks, "services"}} {
+		for i, cidr := range r.cidrs {
+			if _, _, err := net.ParseCIDR(cidr); err != nil {
+				errs = append(errs, field.Invalid(spec.Child("clusterNetwork", r.name, "cidrBlocks").Index(i), cidr, err.Error()))
 			}
 		}
 	}
 	return errs
+}
+
+// poolPath is where Cluster API's webhooks name a pool of the topology: by its name (Key), as
+// validateTopologyMetadata, validateAutoscalerAnnotationsForCluster, validateMachineHealthChecks
+// and DefaultAndValidateVariables do.
+func poolPath(tp *field.Path, machinePool bool, name string) *field.Path {
+	list := "machineDeployments"
+	if machinePool {
+		list = "machinePools"
+	}
+	return tp.Child("workers", list).Key(name)
 }
 
 // topologyMetadata: the labels and annotations the topology gives the control plane and the pools
@@ -130,18 +132,18 @@ func topologyMetadata(topo *clusterv1.Topology, tp *field.Path) field.ErrorList 
 		return append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	}
 	errs := check(topo.ControlPlane.Metadata, tp.Child("controlPlane", "metadata"))
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			errs = append(errs, check(md.Metadata, tp.Child("workers", "machineDeployments").Index(i).Child("metadata"))...)
-		}
-		for i, mp := range w.MachinePools {
-			errs = append(errs, check(mp.Metadata, tp.Child("workers", "machinePools").Index(i).Child("metadata"))...)
-		}
+	for _, md := range topo.Workers.MachineDeployments {
+		errs = append(errs, check(md.Metadata, poolPath(tp, false, md.Name).Child("metadata"))...)
+	}
+	for _, mp := range topo.Workers.MachinePools {
+		errs = append(errs, check(mp.Metadata, poolPath(tp, true, mp.Name).Child("metadata"))...)
 	}
 	return errs
 }
 
-// upgradeConcurrency: the upgrade-concurrency annotation is a whole number of at least 1.
+// upgradeConcurrency: the upgrade-concurrency annotation is a whole number of at least 1. The path
+// keys the annotation (Cluster API's webhook joins its name to the path with dots, which names no
+// field).
 func upgradeConcurrency(c *clusterv1.Cluster) field.ErrorList {
 	v, ok := c.Annotations[labels.UpgradeConcurrency]
 	if !ok {
@@ -161,32 +163,48 @@ func upgradeConcurrency(c *clusterv1.Cluster) field.ErrorList {
 // autoscalerAndReplicas: a MachineDeployment whose size the cluster autoscaler manages (min/max
 // size annotations in its topology or its class) must not set replicas (Cluster API's
 // validateAutoscalerAnnotationsForCluster).
-func autoscalerAndReplicas(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
-	w := c.Spec.Topology.Workers
-	if w == nil {
-		return nil
-	}
+func autoscalerAndReplicas(topo *clusterv1.Topology, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
 	scaled := func(a map[string]string) bool {
 		_, min := a[labels.AutoscalerMinSize]
 		_, max := a[labels.AutoscalerMaxSize]
 		return min || max
 	}
 	var errs field.ErrorList
-	for i, md := range w.MachineDeployments {
+	for _, md := range topo.Workers.MachineDeployments {
 		if md.Replicas == nil {
 			continue
 		}
-		p := tp.Child("workers", "machineDeployments").Index(i).Child("replicas")
+		p := poolPath(tp, false, md.Name).Child("replicas")
 		if scaled(md.Metadata.Annotations) {
 			errs = append(errs, field.Invalid(p, *md.Replicas, "must not be set when the MachineDeployment's topology metadata has the cluster autoscaler's min/max size annotations"))
 		}
 		if class != nil {
-			if mdc := class.MachineDeploymentClass(md.Class); mdc != nil && scaled(mdc.Template.Metadata.Annotations) {
+			if mdc := machineDeploymentClass(class, md.Class); mdc != nil && scaled(mdc.Metadata.Annotations) {
 				errs = append(errs, field.Invalid(p, *md.Replicas, fmt.Sprintf("must not be set when MachineDeploymentClass %q has the cluster autoscaler's min/max size annotations", md.Class)))
 			}
 		}
 	}
 	return errs
+}
+
+// machineDeploymentClass and machinePoolClass find a pool class by name (nil when the class has
+// none).
+func machineDeploymentClass(class *clusterv1.ClusterClass, name string) *clusterv1.MachineDeploymentClass {
+	for i := range class.Spec.Workers.MachineDeployments {
+		if class.Spec.Workers.MachineDeployments[i].Class == name {
+			return &class.Spec.Workers.MachineDeployments[i]
+		}
+	}
+	return nil
+}
+
+func machinePoolClass(class *clusterv1.ClusterClass, name string) *clusterv1.MachinePoolClass {
+	for i := range class.Spec.Workers.MachinePools {
+		if class.Spec.Workers.MachinePools[i].Class == name {
+			return &class.Spec.Workers.MachinePools[i]
+		}
+	}
+	return nil
 }
 
 // ParseVersion reads a Kubernetes version as Cluster API writes it: "v" and a strict semantic version.
@@ -201,11 +219,9 @@ func ParseVersion(v string) (*semver.Version, error) {
 	return sv, nil
 }
 
-// workerNames: pool names are unique within their kind and usable as label values.
+// workerNames: pool names are set, unique within their kind and usable as label values (Cluster
+// API's check.MachineDeploymentTopologiesAreValidAndDefinedInClusterClass, by index).
 func workerNames(topo *clusterv1.Topology, p *field.Path) field.ErrorList {
-	if topo.Workers == nil {
-		return nil
-	}
 	var errs field.ErrorList
 	check := func(kind string, i int, name string, seen map[string]bool) {
 		np := p.Child(kind).Index(i).Child("name")
@@ -232,67 +248,64 @@ func workerNames(topo *clusterv1.Topology, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// healthCheckDefined is Cluster API v1.14's IsDefined of a health check (of a class or a
+// topology): its checks or its remediation set.
+func healthCheckDefined(checks, remediation any) bool {
+	return !reflect.ValueOf(checks).IsZero() || !reflect.ValueOf(remediation).IsZero()
+}
+
 // againstClass: worker classes exist, health checks that are enabled are defined, and variables
 // (after defaulting) match the class's definitions.
-func againstClass(c *clusterv1.Cluster, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
+func againstClass(topo *clusterv1.Topology, class *clusterv1.ClusterClass, tp *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	topo := c.Spec.Topology
-	// A health check enabled explicitly must be defined by the topology or the class, "defined" as
-	// Cluster API v1.14 sees the v1beta2 form (validateMachineHealthChecks with
-	// HealthCheck.IsDefined): a MachineDeployment's strategy.remediation.maxInFlight alone counts.
-	enabled := func(m *clusterv1.MachineHealthCheckTopology) bool { return m != nil && m.Enable != nil && *m.Enable }
-	if cp := topo.ControlPlane.MachineHealthCheck; enabled(cp) && !class.Spec.ControlPlane.MachineHealthCheck.Defined() && !cp.MachineHealthCheckClass.Defined() {
-		errs = append(errs, field.Forbidden(tp.Child("controlPlane", "machineHealthCheck", "enable"), "neither the topology nor the ClusterClass defines a MachineHealthCheck"))
+	// A health check enabled explicitly must be defined by the topology or the class (Cluster
+	// API's validateMachineHealthChecks). Its path names the field, enabled (the webhook says
+	// "enable").
+	enabled := func(e *bool) bool { return e != nil && *e }
+	cp := &topo.ControlPlane.HealthCheck
+	if enabled(cp.Enabled) && !healthCheckDefined(cp.Checks, cp.Remediation) &&
+		!healthCheckDefined(class.Spec.ControlPlane.HealthCheck.Checks, class.Spec.ControlPlane.HealthCheck.Remediation) {
+		errs = append(errs, field.Forbidden(tp.Child("controlPlane", "healthCheck", "enabled"), "neither the topology nor the ClusterClass defines a MachineHealthCheck"))
 	}
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			p := tp.Child("workers", "machineDeployments").Index(i)
-			mdc := class.MachineDeploymentClass(md.Class)
-			if mdc == nil {
-				errs = append(errs, field.Invalid(p.Child("class"), md.Class, fmt.Sprintf("MachineDeploymentClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
-				continue
-			}
-			if enabled(md.MachineHealthCheck) && !mdc.HealthCheckDefined() && !md.HealthCheckDefined() {
-				errs = append(errs, field.Forbidden(p.Child("machineHealthCheck", "enable"), "neither the topology nor the MachineDeploymentClass defines a MachineHealthCheck"))
-			}
+	for i, md := range topo.Workers.MachineDeployments {
+		mdc := machineDeploymentClass(class, md.Class)
+		if mdc == nil {
+			errs = append(errs, field.Invalid(tp.Child("workers", "machineDeployments").Index(i).Child("class"), md.Class,
+				fmt.Sprintf("MachineDeploymentClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
+			continue
 		}
-		for i, mp := range w.MachinePools {
-			if class.MachinePoolClass(mp.Class) == nil {
-				errs = append(errs, field.Invalid(tp.Child("workers", "machinePools").Index(i).Child("class"), mp.Class,
-					fmt.Sprintf("MachinePoolClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
-			}
+		if enabled(md.HealthCheck.Enabled) && !healthCheckDefined(md.HealthCheck.Checks, md.HealthCheck.Remediation) &&
+			!healthCheckDefined(mdc.HealthCheck.Checks, mdc.HealthCheck.Remediation) {
+			errs = append(errs, field.Forbidden(poolPath(tp, false, md.Name).Child("healthCheck", "enabled"),
+				"neither the topology nor the MachineDeploymentClass defines a MachineHealthCheck"))
 		}
 	}
-	defs, err := variables.Definitions(adapt.ClusterClassToHub(class))
+	for i, mp := range topo.Workers.MachinePools {
+		if machinePoolClass(class, mp.Class) == nil {
+			errs = append(errs, field.Invalid(tp.Child("workers", "machinePools").Index(i).Child("class"), mp.Class,
+				fmt.Sprintf("MachinePoolClass is not defined in ClusterClass %s/%s", class.Namespace, class.Name)))
+		}
+	}
+	defs, err := variables.Definitions(class)
 	if err != nil {
-		return append(errs, field.Invalid(tp.Child("class"), topo.Class, err.Error()))
+		return append(errs, field.Invalid(tp.Child("classRef", "name"), topo.ClassRef.Name, err.Error()))
 	}
 	cache := variables.NewCache(defs)
 	vp := tp.Child("variables")
-	values, derrs := cache.Default(adapt.ClusterVariablesToHub(topo.Variables), vp)
+	values, derrs := cache.Default(topo.Variables, vp)
 	errs = append(errs, derrs...)
-	errs = append(errs, adapt.DeprecatedDefinitionFrom(topo.Variables, vp)...)
 	errs = append(errs, cache.Validate(values, vp, true)...)
 	overrides := func(o []clusterv1.ClusterVariable, p *field.Path) {
-		hub, derrs := cache.DefaultOverrides(adapt.ClusterVariablesToHub(o), p)
+		defaulted, derrs := cache.DefaultOverrides(o, p)
 		errs = append(errs, derrs...)
-		errs = append(errs, adapt.DeprecatedDefinitionFrom(o, p)...)
-		errs = append(errs, cache.Validate(hub, p, false)...)
+		errs = append(errs, cache.Validate(defaulted, p, false)...)
 	}
-	if v := topo.ControlPlane.Variables; v != nil {
-		overrides(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))
+	overrides(topo.ControlPlane.Variables.Overrides, tp.Child("controlPlane", "variables", "overrides"))
+	for _, md := range topo.Workers.MachineDeployments {
+		overrides(md.Variables.Overrides, poolPath(tp, false, md.Name).Child("variables", "overrides"))
 	}
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			if md.Variables != nil {
-				overrides(md.Variables.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))
-			}
-		}
-		for i, mp := range w.MachinePools {
-			if mp.Variables != nil {
-				overrides(mp.Variables.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))
-			}
-		}
+	for _, mp := range topo.Workers.MachinePools {
+		overrides(mp.Variables.Overrides, poolPath(tp, true, mp.Name).Child("variables", "overrides"))
 	}
 	return errs
 }
@@ -311,7 +324,7 @@ func versionUpdate(oldV, newV string, class *clusterv1.ClusterClass, p *field.Pa
 	if withoutPre(next).LT(withoutPre(prev)) {
 		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version cannot be decreased from %s", oldV))}
 	}
-	chained := class != nil && (len(class.Spec.KubernetesVersions) > 0 || class.Spec.UpgradePlanExtension() != "")
+	chained := class != nil && (len(class.Spec.KubernetesVersions) > 0 || class.Spec.Upgrade.External.GenerateUpgradePlanExtension != "")
 	ceiling := blang.Version{Major: prev.Major, Minor: prev.Minor + 2}
 	if !chained && withoutPre(next).GTE(ceiling) {
 		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version can be increased by at most one minor (from %s); list the intermediate versions in the ClusterClass's spec.kubernetesVersions (or name a spec.upgrade.external.generateUpgradePlanExtension) to chain an upgrade", oldV))}
@@ -337,10 +350,10 @@ func rebase(oldClass, class *clusterv1.ClusterClass, p *field.Path) field.ErrorL
 	for _, e := range classUpdate(class, oldClass, nil) {
 		errs = append(errs, incompatible(e.Error()))
 	}
-	if (oldClass.Spec.Infrastructure == nil) != (class.Spec.Infrastructure == nil) {
+	if oldClass.Spec.Infrastructure.TemplateRef.IsDefined() != class.Spec.Infrastructure.TemplateRef.IsDefined() {
 		errs = append(errs, incompatible("one has an infrastructure template and the other not"))
 	}
-	if (oldClass.Spec.ControlPlane.MachineInfrastructure == nil) != (class.Spec.ControlPlane.MachineInfrastructure == nil) {
+	if oldClass.Spec.ControlPlane.MachineInfrastructure.TemplateRef.IsDefined() != class.Spec.ControlPlane.MachineInfrastructure.TemplateRef.IsDefined() {
 		errs = append(errs, incompatible("one has control plane machines and the other not"))
 	}
 	return errs

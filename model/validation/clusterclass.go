@@ -1,6 +1,11 @@
 // Package validation checks ClusterClasses and Clusters the way Cluster API's webhooks do, on
 // create and on update. Every problem is an apimachinery field error naming the path and value,
 // so a bad manifest is rejected with all its problems listed at once.
+//
+// The rules compute on the v1beta2 hub (model/api/v1beta2) and name v1beta2 paths: Cluster API
+// v1.14's webhooks serve v1beta2 only and the API server converts a v1beta1 request before they
+// see it. The ...V1Beta1 functions (v1beta1.go) are the v1beta1 callers' adapters, with the few
+// checks of v1beta1 input the hub cannot make.
 package validation
 
 import (
@@ -12,49 +17,52 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/names"
 	"github.com/topoflow/topoflow/model/pools"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
 // ClusterClass validates a ClusterClass on create (old == nil) or update. clusters are the
-// Clusters using the class; on update, classes and variables they use cannot be removed.
-func ClusterClassV1Beta1(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
+// Clusters using the class; on update, classes and variables they use cannot be removed. A pool
+// class is named by its index where Cluster API's CRD schema or check package reports it so, by
+// its class name where its ClusterClass webhook keys it (naming, health checks, taints).
+func ClusterClass(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
+	s := &class.Spec
 
-	if inf := class.Spec.Infrastructure; inf != nil {
-		errs = append(errs, ref(inf.Ref, spec.Child("infrastructure", "ref"), true)...)
+	// The infrastructure cluster and control plane machines are optional in topoflow (a class
+	// without them generates none); the control plane template is not.
+	if r := s.Infrastructure.TemplateRef; r.IsDefined() {
+		errs = append(errs, templateRef(r, spec.Child("infrastructure", "templateRef"))...)
 	}
 	cp := spec.Child("controlPlane")
-	errs = append(errs, ref(class.Spec.ControlPlane.Ref, cp.Child("ref"), true)...)
-	if mi := class.Spec.ControlPlane.MachineInfrastructure; mi != nil {
-		errs = append(errs, ref(mi.Ref, cp.Child("machineInfrastructure", "ref"), true)...)
+	errs = append(errs, templateRef(s.ControlPlane.TemplateRef, cp.Child("templateRef"))...)
+	if r := s.ControlPlane.MachineInfrastructure.TemplateRef; r.IsDefined() {
+		errs = append(errs, templateRef(r, cp.Child("machineInfrastructure", "templateRef"))...)
 	}
-	if s := class.Spec.ControlPlane.NamingStrategy; s != nil && s.Template != nil {
-		errs = append(errs, namingTemplate(*s.Template, cp.Child("namingStrategy", "template"), names.Input{ClusterName: "cluster"})...)
+	if t := s.ControlPlane.Naming.Template; t != "" {
+		errs = append(errs, namingTemplate(t, cp.Child("naming", "template"), names.Input{ClusterName: "cluster"})...)
 	}
-	if s := class.Spec.InfrastructureNamingStrategy; s != nil && s.Template != nil {
-		errs = append(errs, namingTemplate(*s.Template, spec.Child("infrastructureNamingStrategy", "template"), names.Input{ClusterName: "cluster"})...)
+	if t := s.Infrastructure.Naming.Template; t != "" {
+		errs = append(errs, namingTemplate(t, spec.Child("infrastructure", "naming", "template"), names.Input{ClusterName: "cluster"})...)
 	}
-	if class.Spec.ControlPlane.MachineHealthCheck != nil && class.Spec.ControlPlane.MachineInfrastructure == nil {
-		errs = append(errs, field.Forbidden(cp.Child("machineHealthCheck"), "a control plane MachineHealthCheck needs spec.controlPlane.machineInfrastructure"))
+	hc := &s.ControlPlane.HealthCheck
+	if healthCheckDefined(hc.Checks, hc.Remediation) && !s.ControlPlane.MachineInfrastructure.TemplateRef.IsDefined() {
+		errs = append(errs, field.Forbidden(cp.Child("healthCheck"), "a control plane MachineHealthCheck needs spec.controlPlane.machineInfrastructure"))
 	}
-	if m := class.Spec.ControlPlane.MachineHealthCheck; m != nil {
-		errs = append(errs, machineHealthCheck(m, cp.Child("machineHealthCheck"))...)
-	}
+	errs = append(errs, healthCheck(hc.Checks, hc.Remediation.TriggerIf, cp.Child("healthCheck"), cp.Child("healthCheck"))...)
 
 	workers := spec.Child("workers")
 	seen := map[string]bool{}
-	for _, pc := range adapt.PoolClasses(class) {
-		p := workers.Child(pools.Field(pc.MachinePool)).Index(pc.Index)
+	for _, pc := range pools.Classes(class) {
+		list := workers.Child(pools.Field(pc.MachinePool))
+		p, keyed := list.Index(pc.Index), list.Key(pc.Name)
 		key := pools.Kind(pc.MachinePool) + "/" + pc.Name
 		if pc.Name == "" {
 			errs = append(errs, field.Required(p.Child("class"), "a "+pools.Kind(pc.MachinePool)+"Class needs a name"))
@@ -62,26 +70,26 @@ func ClusterClassV1Beta1(class, old *clusterv1.ClusterClass, clusters []clusterv
 			errs = append(errs, field.Duplicate(p.Child("class"), pc.Name))
 		}
 		seen[key] = true
-		errs = append(errs, ref(pc.Bootstrap, p.Child("template", "bootstrap", "ref"), true)...)
-		errs = append(errs, ref(pc.Infrastructure, p.Child("template", "infrastructure", "ref"), true)...)
-		if pc.NamingTemplate != nil {
+		errs = append(errs, templateRef(pc.Bootstrap, p.Child("bootstrap", "templateRef"))...)
+		errs = append(errs, templateRef(pc.Infrastructure, p.Child("infrastructure", "templateRef"))...)
+		if pc.NamingTemplate != "" {
 			sample := "md"
 			if pc.MachinePool {
 				sample = "mp"
 			}
-			errs = append(errs, namingTemplate(*pc.NamingTemplate, p.Child("namingStrategy", "template"), pools.NamesInput(pc.MachinePool, "cluster", sample))...)
+			errs = append(errs, namingTemplate(pc.NamingTemplate, keyed.Child("naming", "template"), pools.NamesInput(pc.MachinePool, "cluster", sample))...)
 		}
-		if pc.HealthCheck != nil {
-			errs = append(errs, machineHealthCheck(pc.HealthCheck, p.Child("machineHealthCheck"))...)
+		if h := pc.HealthCheck; h != nil {
+			errs = append(errs, healthCheck(h.Checks, h.Remediation.TriggerIf, p.Child("healthCheck"), keyed.Child("healthCheck"))...)
 		}
 	}
 
 	errs = append(errs, classVariables(class, spec.Child("variables"))...)
 	errs = append(errs, classPatches(class, spec.Child("patches"))...)
-	errs = append(errs, kubernetesVersions(class.Spec.KubernetesVersions)...)
+	errs = append(errs, kubernetesVersions(s.KubernetesVersions)...)
 	errs = append(errs, classTaints(class)...)
-	if u := class.Spec.Upgrade; u != nil && u.External != nil {
-		errs = append(errs, handlerName(u.External.GenerateUpgradePlanExtension, spec.Child("upgrade", "external", "generateUpgradePlanExtension"))...)
+	if n := s.Upgrade.External.GenerateUpgradePlanExtension; n != "" {
+		errs = append(errs, handlerName(n, spec.Child("upgrade", "external", "generateUpgradePlanExtension"))...)
 	}
 
 	if old != nil {
@@ -90,15 +98,12 @@ func ClusterClassV1Beta1(class, old *clusterv1.ClusterClass, clusters []clusterv
 	return errs
 }
 
-// ref checks a template reference: apiVersion, kind and name set. Its namespace is not checked:
-// Cluster API v1.14 reads a class's templates from the class's own namespace and drops a v1beta1
-// ref.namespace when it converts the class, so any value is accepted and ignored.
-func ref(r *corev1.ObjectReference, p *field.Path, required bool) field.ErrorList {
-	if r == nil {
-		if required {
-			return field.ErrorList{field.Required(p, "a template reference is required")}
-		}
-		return nil
+// templateRef checks a template reference: apiVersion, kind and name set, the apiVersion a group
+// version (the CRD schema's rules, which refuse these before Cluster API's webhook sees them, so
+// the paths are the schema's). Its namespace is the class's: v1beta2 has none.
+func templateRef(r clusterv1.ClusterClassTemplateReference, p *field.Path) field.ErrorList {
+	if !r.IsDefined() {
+		return field.ErrorList{field.Required(p, "a template reference is required")}
 	}
 	var errs field.ErrorList
 	if r.APIVersion == "" {
@@ -124,27 +129,33 @@ func namingTemplate(tmpl string, p *field.Path, in names.Input) field.ErrorList 
 
 var unhealthyRange = regexp.MustCompile(`^\[[0-9]+-[0-9]+\]$`)
 
-func machineHealthCheck(m *clusterv1.MachineHealthCheckClass, p *field.Path) field.ErrorList {
+// healthCheck checks a class's health check. The CRD schema's rules (the range's pattern, a
+// timeout's minimum, the reserved Machine conditions) name schemaPath, indexed as the API server
+// reports them; the webhook's (validateMachineHealthCheckClasses: the startup timeout) and
+// topoflow's (a trigger is a limit or a range, not both) name webhookPath, where Cluster API's
+// webhook keys a MachineDeploymentClass by its name.
+func healthCheck(checks clusterv1.HealthCheckChecks, trigger clusterv1.RemediationTriggerIf, schemaPath, webhookPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if m.MaxUnhealthy != nil && m.UnhealthyRange != nil {
-		errs = append(errs, field.Forbidden(p.Child("unhealthyRange"), "maxUnhealthy and unhealthyRange are mutually exclusive"))
+	if trigger.UnhealthyLessThanOrEqualTo != nil && trigger.UnhealthyInRange != "" {
+		errs = append(errs, field.Forbidden(webhookPath.Child("remediation", "triggerIf", "unhealthyInRange"),
+			"unhealthyLessThanOrEqualTo and unhealthyInRange are mutually exclusive"))
 	}
-	if m.UnhealthyRange != nil && !unhealthyRange.MatchString(*m.UnhealthyRange) {
-		errs = append(errs, field.Invalid(p.Child("unhealthyRange"), *m.UnhealthyRange, `want "[min-max]"`))
+	if r := trigger.UnhealthyInRange; r != "" && !unhealthyRange.MatchString(r) {
+		errs = append(errs, field.Invalid(schemaPath.Child("remediation", "triggerIf", "unhealthyInRange"), r, `want "[min-max]"`))
 	}
-	if m.NodeStartupTimeout != nil && m.NodeStartupTimeout.Seconds() != 0 && m.NodeStartupTimeout.Seconds() < 30 {
-		errs = append(errs, field.Invalid(p.Child("nodeStartupTimeout"), m.NodeStartupTimeout.String(), "must be at least 30s (or 0 to disable)"))
+	if t := checks.NodeStartupTimeoutSeconds; t != nil && *t != 0 && *t < 30 {
+		errs = append(errs, field.Invalid(webhookPath.Child("checks", "nodeStartupTimeoutSeconds"), *t, "must be at least 30s (or 0 to disable)"))
 	}
-	for i, c := range m.UnhealthyConditions {
-		if c.Timeout.Duration < 0 {
-			errs = append(errs, field.Invalid(p.Child("unhealthyConditions").Index(i).Child("timeout"), c.Timeout.String(), "must not be negative"))
+	for i, c := range checks.UnhealthyNodeConditions {
+		if c.TimeoutSeconds != nil && *c.TimeoutSeconds < 0 {
+			errs = append(errs, field.Invalid(schemaPath.Child("checks", "unhealthyNodeConditions").Index(i).Child("timeoutSeconds"), *c.TimeoutSeconds, "must not be negative"))
 		}
 	}
-	for i, c := range m.UnhealthyMachineConditions {
+	for i, c := range checks.UnhealthyMachineConditions {
 		// Cluster API's CRD rule (a CEL validation there; topoflow's CRDs carry no list bounds
 		// that would keep its cost within the API server's budget, so the webhook checks it).
 		if slices.Contains(reservedMachineConditions, c.Type) {
-			errs = append(errs, field.Invalid(p.Child("unhealthyMachineConditions").Index(i).Child("type"), c.Type,
+			errs = append(errs, field.Invalid(schemaPath.Child("checks", "unhealthyMachineConditions").Index(i).Child("type"), c.Type,
 				"type must not be one of: "+strings.Join(reservedMachineConditions, ", ")))
 		}
 	}
@@ -156,10 +167,10 @@ func machineHealthCheck(m *clusterv1.MachineHealthCheckClass, p *field.Path) fie
 var reservedMachineConditions = []string{"Ready", "Available", "HealthCheckSucceeded", "OwnerRemediated", "ExternallyRemediated"}
 
 func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList {
-	if errs := VariablesV1Beta1(class.Spec.Variables, p); len(errs) > 0 {
+	if errs := Variables(class.Spec.Variables, p); len(errs) > 0 {
 		return errs
 	}
-	if _, err := variables.Definitions(adapt.ClusterClassToHub(class)); err != nil {
+	if _, err := variables.Definitions(class); err != nil {
 		return field.ErrorList{field.Invalid(p, class.Name, err.Error())}
 	}
 	return nil
@@ -167,25 +178,26 @@ func classVariables(class *clusterv1.ClusterClass, p *field.Path) field.ErrorLis
 
 // Variables validates variable definitions, written in a ClusterClass or answered by a
 // DiscoverVariables handler: names, schemas (each must compile) and defaults (each must satisfy
-// its schema). p is where the list is written.
-func VariablesV1Beta1(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorList {
+// its schema). p is where the list is written; a definition is named by its name, as Cluster
+// API's ValidateClusterClassVariables names it (by its index while it has none).
+func Variables(vs []clusterv1.ClusterClassVariable, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	defs := map[string]variables.Definition{}
 	for i, v := range vs {
-		vp := p.Index(i)
+		np := p.Key(v.Name).Child("name")
 		switch {
 		case v.Name == "":
-			errs = append(errs, field.Required(vp.Child("name"), ""))
+			errs = append(errs, field.Required(p.Index(i).Child("name"), ""))
 		case strings.HasPrefix(v.Name, "builtin"):
-			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, `names starting with "builtin" are reserved`))
+			errs = append(errs, field.Invalid(np, v.Name, `names starting with "builtin" are reserved`))
 		case strings.Contains(v.Name, "."):
-			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, `must not contain "."`))
+			errs = append(errs, field.Invalid(np, v.Name, `must not contain "."`))
 		case seen[v.Name]:
-			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
+			errs = append(errs, field.Duplicate(np, v.Name))
 		}
 		seen[v.Name] = true
-		defs[v.Name] = variables.Definition{Name: v.Name, Required: v.Required, Schema: adapt.JSONSchemaPropsToHub(&v.Schema.OpenAPIV3Schema)}
+		defs[v.Name] = variables.Definition{Name: v.Name, Required: v.Required != nil && *v.Required, Schema: v.Schema.OpenAPIV3Schema}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -196,7 +208,7 @@ func VariablesV1Beta1(vs []clusterv1.ClusterClassVariable, p *field.Path) field.
 	}
 	for _, v := range vs {
 		if d := v.Schema.OpenAPIV3Schema.Default; d != nil {
-			for _, e := range cache.Validate(adapt.ClusterVariablesToHub([]clusterv1.ClusterVariable{{Name: v.Name, Value: *d}}), field.NewPath("x"), false) {
+			for _, e := range cache.Validate([]clusterv1.ClusterVariable{{Name: v.Name, Value: *d}}, field.NewPath("x"), false) {
 				errs = append(errs, field.Invalid(p.Key(v.Name).Child("schema", "openAPIV3Schema", "default"), string(d.Raw), "default does not match the schema: "+e.Detail))
 			}
 		}
@@ -254,21 +266,22 @@ func classPatches(class *clusterv1.ClusterClass, p *field.Path) field.ErrorList 
 		if (len(patch.Definitions) > 0) == (patch.External != nil) {
 			errs = append(errs, field.Invalid(pp, patch.Name, "exactly one of definitions and external must be set"))
 		}
-		if patch.EnabledIf != nil {
-			if _, err := template.New("enabledIf").Funcs(sprig.HermeticTxtFuncMap()).Parse(*patch.EnabledIf); err != nil {
-				errs = append(errs, field.Invalid(pp.Child("enabledIf"), *patch.EnabledIf, err.Error()))
+		if patch.EnabledIf != "" {
+			if _, err := template.New("enabledIf").Funcs(sprig.HermeticTxtFuncMap()).Parse(patch.EnabledIf); err != nil {
+				errs = append(errs, field.Invalid(pp.Child("enabledIf"), patch.EnabledIf, err.Error()))
 			}
 		}
 		if ext := patch.External; ext != nil {
-			if ext.GenerateExtension == nil && ext.ValidateExtension == nil {
-				errs = append(errs, field.Invalid(pp.Child("external"), "", "one of generateExtension or validateExtension must be set"))
+			if ext.GeneratePatchesExtension == "" && ext.ValidateTopologyExtension == "" {
+				errs = append(errs, field.Invalid(pp.Child("external"), "", "one of generatePatchesExtension or validateTopologyExtension must be set"))
 			}
-			for _, h := range []struct {
-				field string
-				name  *string
-			}{{"generateExtension", ext.GenerateExtension}, {"validateExtension", ext.ValidateExtension}, {"discoverVariablesExtension", ext.DiscoverVariablesExtension}} {
-				if h.name != nil {
-					errs = append(errs, handlerName(*h.name, pp.Child("external", h.field))...)
+			for _, h := range []struct{ field, name string }{
+				{"generatePatchesExtension", ext.GeneratePatchesExtension},
+				{"validateTopologyExtension", ext.ValidateTopologyExtension},
+				{"discoverVariablesExtension", ext.DiscoverVariablesExtension},
+			} {
+				if h.name != "" {
+					errs = append(errs, handlerName(h.name, pp.Child("external", h.field))...)
 				}
 			}
 		}
@@ -291,25 +304,23 @@ type classTemplate struct {
 }
 
 func classTemplates(class *clusterv1.ClusterClass) []classTemplate {
-	var out []classTemplate
-	gvk := func(r *corev1.ObjectReference) schema.GroupVersionKind {
-		if r == nil {
-			return schema.GroupVersionKind{}
-		}
+	gvk := func(r clusterv1.ClusterClassTemplateReference) schema.GroupVersionKind {
 		return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind)
 	}
-	if inf := class.Spec.Infrastructure; inf != nil {
-		out = append(out, classTemplate{gvk: gvk(inf.Ref), infra: true})
+	s := &class.Spec
+	var out []classTemplate
+	if r := s.Infrastructure.TemplateRef; r.IsDefined() {
+		out = append(out, classTemplate{gvk: gvk(r), infra: true})
 	}
-	out = append(out, classTemplate{gvk: gvk(class.Spec.ControlPlane.Ref), cp: true})
-	if mi := class.Spec.ControlPlane.MachineInfrastructure; mi != nil {
-		out = append(out, classTemplate{gvk: gvk(mi.Ref), cp: true})
+	out = append(out, classTemplate{gvk: gvk(s.ControlPlane.TemplateRef), cp: true})
+	if r := s.ControlPlane.MachineInfrastructure.TemplateRef; r.IsDefined() {
+		out = append(out, classTemplate{gvk: gvk(r), cp: true})
 	}
-	for _, md := range class.Spec.Workers.MachineDeployments {
-		out = append(out, classTemplate{gvk: gvk(md.Template.Bootstrap.Ref), mdClass: md.Class}, classTemplate{gvk: gvk(md.Template.Infrastructure.Ref), mdClass: md.Class})
+	for _, md := range s.Workers.MachineDeployments {
+		out = append(out, classTemplate{gvk: gvk(md.Bootstrap.TemplateRef), mdClass: md.Class}, classTemplate{gvk: gvk(md.Infrastructure.TemplateRef), mdClass: md.Class})
 	}
-	for _, mp := range class.Spec.Workers.MachinePools {
-		out = append(out, classTemplate{gvk: gvk(mp.Template.Bootstrap.Ref), mpClass: mp.Class}, classTemplate{gvk: gvk(mp.Template.Infrastructure.Ref), mpClass: mp.Class})
+	for _, mp := range s.Workers.MachinePools {
+		out = append(out, classTemplate{gvk: gvk(mp.Bootstrap.TemplateRef), mpClass: mp.Class}, classTemplate{gvk: gvk(mp.Infrastructure.TemplateRef), mpClass: mp.Class})
 	}
 	return out
 }
@@ -323,30 +334,32 @@ func selector(s clusterv1.PatchSelector, templates []classTemplate, class *clust
 		errs = append(errs, field.Required(p.Child("kind"), ""))
 	}
 	m := s.MatchResources
-	if !m.ControlPlane && !m.InfrastructureCluster && m.MachineDeploymentClass == nil && m.MachinePoolClass == nil {
+	isSet := func(b *bool) bool { return b != nil && *b }
+	infra, cp := isSet(m.InfrastructureCluster), isSet(m.ControlPlane)
+	if !cp && !infra && m.MachineDeploymentClass == nil && m.MachinePoolClass == nil {
 		errs = append(errs, field.Required(p.Child("matchResources"), "select at least one of infrastructureCluster, controlPlane, machineDeploymentClass, machinePoolClass"))
 		return errs
 	}
-	if m.InfrastructureCluster && class.Spec.Infrastructure == nil {
+	if infra && !class.Spec.Infrastructure.TemplateRef.IsDefined() {
 		errs = append(errs, field.Invalid(p.Child("matchResources", "infrastructureCluster"), true, "the ClusterClass has no infrastructure template"))
 	}
 	if mdc := m.MachineDeploymentClass; mdc != nil {
 		for i, n := range mdc.Names {
-			if !strings.Contains(n, "*") && class.MachineDeploymentClass(n) == nil {
+			if !strings.Contains(n, "*") && machineDeploymentClass(class, n) == nil {
 				errs = append(errs, field.Invalid(p.Child("matchResources", "machineDeploymentClass", "names").Index(i), n, "no MachineDeploymentClass has this name"))
 			}
 		}
 	}
 	if mpc := m.MachinePoolClass; mpc != nil {
 		for i, n := range mpc.Names {
-			if !strings.Contains(n, "*") && class.MachinePoolClass(n) == nil {
+			if !strings.Contains(n, "*") && machinePoolClass(class, n) == nil {
 				errs = append(errs, field.Invalid(p.Child("matchResources", "machinePoolClass", "names").Index(i), n, "no MachinePoolClass has this name"))
 			}
 		}
 	}
 	want := schema.FromAPIVersionAndKind(s.APIVersion, s.Kind)
 	for _, t := range templates {
-		if t.gvk == want && (t.infra && m.InfrastructureCluster || t.cp && m.ControlPlane ||
+		if t.gvk == want && (t.infra && infra || t.cp && cp ||
 			t.mdClass != "" && m.MachineDeploymentClass != nil || t.mpClass != "" && m.MachinePoolClass != nil) {
 			return errs
 		}
@@ -390,10 +403,10 @@ func jsonPatch(jp clusterv1.JSONPatch, defined map[string]bool, p *field.Path) f
 	case jp.ValueFrom != nil:
 		vf := jp.ValueFrom
 		switch {
-		case (vf.Variable == nil) == (vf.Template == nil):
+		case (vf.Variable == "") == (vf.Template == ""):
 			errs = append(errs, field.Invalid(p.Child("valueFrom"), "", "exactly one of variable and template must be set"))
-		case vf.Variable != nil:
-			name := *vf.Variable
+		case vf.Variable != "":
+			name := vf.Variable
 			root := strings.SplitN(strings.SplitN(name, ".", 2)[0], "[", 2)[0]
 			if strings.HasPrefix(name, "builtin.") {
 				if !builtinVariables[name] {
@@ -402,9 +415,9 @@ func jsonPatch(jp clusterv1.JSONPatch, defined map[string]bool, p *field.Path) f
 			} else if !defined[root] {
 				errs = append(errs, field.Invalid(p.Child("valueFrom", "variable"), name, fmt.Sprintf("variable %q is not defined in the ClusterClass", root)))
 			}
-		case vf.Template != nil:
-			if _, err := template.New("value").Funcs(sprig.HermeticTxtFuncMap()).Parse(*vf.Template); err != nil {
-				errs = append(errs, field.Invalid(p.Child("valueFrom", "template"), *vf.Template, err.Error()))
+		default:
+			if _, err := template.New("value").Funcs(sprig.HermeticTxtFuncMap()).Parse(vf.Template); err != nil {
+				errs = append(errs, field.Invalid(p.Child("valueFrom", "template"), vf.Template, err.Error()))
 			}
 		}
 	}
@@ -413,75 +426,69 @@ func jsonPatch(jp clusterv1.JSONPatch, defined map[string]bool, p *field.Path) f
 
 // classUpdate checks what a ClusterClass update may not do: change the kind or group of a
 // referenced template (bootstrap templates excepted), remove a worker class or a variable that
-// Clusters use, or leave out of kubernetesVersions a version a Cluster runs.
+// Clusters use, or leave out of kubernetesVersions a version a Cluster runs. Template paths are
+// those of Cluster API's check.ClusterClassesAreCompatible.
 func classUpdate(class, old *clusterv1.ClusterClass, clusters []clusterv1.Cluster) field.ErrorList {
 	spec := field.NewPath("spec")
+	s, o := &class.Spec, &old.Spec
 	errs := versionsOfClusters(class, clusters)
-	if old.Spec.Infrastructure != nil && class.Spec.Infrastructure != nil {
-		errs = append(errs, sameGroupKind(old.Spec.Infrastructure.Ref, class.Spec.Infrastructure.Ref, spec.Child("infrastructure", "ref"))...)
-	}
-	errs = append(errs, sameGroupKind(old.Spec.ControlPlane.Ref, class.Spec.ControlPlane.Ref, spec.Child("controlPlane", "ref"))...)
-	if old.Spec.ControlPlane.MachineInfrastructure != nil && class.Spec.ControlPlane.MachineInfrastructure != nil {
-		errs = append(errs, sameGroupKind(old.Spec.ControlPlane.MachineInfrastructure.Ref, class.Spec.ControlPlane.MachineInfrastructure.Ref,
-			spec.Child("controlPlane", "machineInfrastructure", "ref"))...)
-	}
-	for i, md := range class.Spec.Workers.MachineDeployments {
-		if o := old.MachineDeploymentClass(md.Class); o != nil {
-			errs = append(errs, sameGroupKind(o.Template.Infrastructure.Ref, md.Template.Infrastructure.Ref,
-				spec.Child("workers", "machineDeployments").Index(i).Child("template", "infrastructure", "ref"))...)
+	errs = append(errs, sameGroupKind(o.Infrastructure.TemplateRef, s.Infrastructure.TemplateRef, spec.Child("infrastructure", "templateRef"))...)
+	errs = append(errs, sameGroupKind(o.ControlPlane.TemplateRef, s.ControlPlane.TemplateRef, spec.Child("controlPlane", "templateRef"))...)
+	errs = append(errs, sameGroupKind(o.ControlPlane.MachineInfrastructure.TemplateRef, s.ControlPlane.MachineInfrastructure.TemplateRef,
+		spec.Child("controlPlane", "machineInfrastructure", "templateRef"))...)
+	for i, md := range s.Workers.MachineDeployments {
+		if om := machineDeploymentClass(old, md.Class); om != nil {
+			errs = append(errs, sameGroupKind(om.Infrastructure.TemplateRef, md.Infrastructure.TemplateRef,
+				spec.Child("workers", "machineDeployments").Index(i).Child("infrastructure", "templateRef"))...)
 		}
 	}
-	for i, mp := range class.Spec.Workers.MachinePools {
-		if o := old.MachinePoolClass(mp.Class); o != nil {
-			errs = append(errs, sameGroupKind(o.Template.Infrastructure.Ref, mp.Template.Infrastructure.Ref,
-				spec.Child("workers", "machinePools").Index(i).Child("template", "infrastructure", "ref"))...)
+	for i, mp := range s.Workers.MachinePools {
+		if om := machinePoolClass(old, mp.Class); om != nil {
+			errs = append(errs, sameGroupKind(om.Infrastructure.TemplateRef, mp.Infrastructure.TemplateRef,
+				spec.Child("workers", "machinePools").Index(i).Child("infrastructure", "templateRef"))...)
 		}
 	}
 
 	inUseMD, inUseMP, inUseVar := map[string][]string{}, map[string][]string{}, map[string][]string{}
 	for _, c := range clusters {
-		t := c.Spec.Topology
-		if t == nil {
+		t := &c.Spec.Topology
+		if !t.IsDefined() {
 			continue
 		}
 		id := c.Namespace + "/" + c.Name
-		if w := t.Workers; w != nil {
-			for _, md := range w.MachineDeployments {
-				inUseMD[md.Class] = append(inUseMD[md.Class], id)
-				if md.Variables != nil {
-					for _, v := range md.Variables.Overrides {
-						inUseVar[v.Name] = append(inUseVar[v.Name], id)
-					}
-				}
+		for _, md := range t.Workers.MachineDeployments {
+			inUseMD[md.Class] = append(inUseMD[md.Class], id)
+			for _, v := range md.Variables.Overrides {
+				inUseVar[v.Name] = append(inUseVar[v.Name], id)
 			}
-			for _, mp := range w.MachinePools {
-				inUseMP[mp.Class] = append(inUseMP[mp.Class], id)
-			}
+		}
+		for _, mp := range t.Workers.MachinePools {
+			inUseMP[mp.Class] = append(inUseMP[mp.Class], id)
 		}
 		for _, v := range t.Variables {
 			inUseVar[v.Name] = append(inUseVar[v.Name], id)
 		}
 	}
-	for _, md := range old.Spec.Workers.MachineDeployments {
-		if class.MachineDeploymentClass(md.Class) == nil && len(inUseMD[md.Class]) > 0 {
+	for _, md := range o.Workers.MachineDeployments {
+		if machineDeploymentClass(class, md.Class) == nil && len(inUseMD[md.Class]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("workers", "machineDeployments"),
-				fmt.Sprintf("MachineDeploymentClass %q cannot be removed: used by ClusterV1Beta1(s) %s", md.Class, strings.Join(unique(inUseMD[md.Class]), ", "))))
+				fmt.Sprintf("MachineDeploymentClass %q cannot be removed: used by Cluster(s) %s", md.Class, strings.Join(unique(inUseMD[md.Class]), ", "))))
 		}
 	}
-	for _, mp := range old.Spec.Workers.MachinePools {
-		if class.MachinePoolClass(mp.Class) == nil && len(inUseMP[mp.Class]) > 0 {
+	for _, mp := range o.Workers.MachinePools {
+		if machinePoolClass(class, mp.Class) == nil && len(inUseMP[mp.Class]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("workers", "machinePools"),
-				fmt.Sprintf("MachinePoolClass %q cannot be removed: used by ClusterV1Beta1(s) %s", mp.Class, strings.Join(unique(inUseMP[mp.Class]), ", "))))
+				fmt.Sprintf("MachinePoolClass %q cannot be removed: used by Cluster(s) %s", mp.Class, strings.Join(unique(inUseMP[mp.Class]), ", "))))
 		}
 	}
 	still := map[string]bool{}
-	for _, v := range class.Spec.Variables {
+	for _, v := range s.Variables {
 		still[v.Name] = true
 	}
-	for _, v := range old.Spec.Variables {
+	for _, v := range o.Variables {
 		if !still[v.Name] && len(inUseVar[v.Name]) > 0 {
 			errs = append(errs, field.Forbidden(spec.Child("variables"),
-				fmt.Sprintf("variable %q cannot be removed: used by ClusterV1Beta1(s) %s", v.Name, strings.Join(unique(inUseVar[v.Name]), ", "))))
+				fmt.Sprintf("variable %q cannot be removed: used by Cluster(s) %s", v.Name, strings.Join(unique(inUseVar[v.Name]), ", "))))
 		}
 	}
 	return errs
@@ -496,7 +503,7 @@ func versionsOfClusters(class *clusterv1.ClusterClass, clusters []clusterv1.Clus
 	}
 	var errs field.ErrorList
 	for _, c := range clusters {
-		if c.Spec.Topology != nil && !slices.Contains(class.Spec.KubernetesVersions, c.Spec.Topology.Version) {
+		if c.Spec.Topology.IsDefined() && !slices.Contains(class.Spec.KubernetesVersions, c.Spec.Topology.Version) {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "kubernetesVersions"),
 				fmt.Sprintf("Kubernetes Version %s is used by Cluster %q but not set in ClusterClass", c.Spec.Topology.Version, c.Name)))
 		}
@@ -516,8 +523,9 @@ func unique(ss []string) []string {
 	return out
 }
 
-func sameGroupKind(old, cur *corev1.ObjectReference, p *field.Path) field.ErrorList {
-	if old == nil || cur == nil {
+// sameGroupKind: a template that both versions of the class reference keeps its group and kind.
+func sameGroupKind(old, cur clusterv1.ClusterClassTemplateReference, p *field.Path) field.ErrorList {
+	if !old.IsDefined() || !cur.IsDefined() {
 		return nil
 	}
 	og := schema.FromAPIVersionAndKind(old.APIVersion, old.Kind).GroupKind()

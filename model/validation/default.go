@@ -5,142 +5,98 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
-// DefaultCluster applies the defaults Cluster API's Cluster webhook applies (webhooks.Cluster.Default),
-// so topoflow computes from the same Cluster whether or not a webhook ran:
+// DefaultCluster applies the defaults Cluster API's Cluster webhook applies to a v1beta2 Cluster
+// (webhooks admission Cluster.Default, before its variables), so topoflow computes from the same
+// Cluster whether or not a webhook ran:
 //   - a topology version without the "v" prefix gets one; an empty version stays empty (Cluster
 //     API's webhook makes it "v", which then reads as "Version string empty": a version that is
 //     not there is reported as required instead);
-//   - the references without a namespace get the Cluster's;
-//   - a topology health check's remediation template without a namespace gets the Cluster's;
-//   - empty lists and maps in the topology are dropped: the webhook decodes and re-encodes the
-//     Cluster, and an empty omitempty field does not survive that, so the class's value applies
-//     (for example readinessGates: [] or failureDomains: []).
-func DefaultClusterV1Beta1(c *clusterv1.Cluster) error {
-	if r := c.Spec.InfrastructureRef; r != nil && r.Namespace == "" {
-		r.Namespace = c.Namespace
-	}
-	if r := c.Spec.ControlPlaneRef; r != nil && r.Namespace == "" {
-		r.Namespace = c.Namespace
-	}
-	if c.Spec.Topology == nil {
+//   - empty lists and maps in the topology are dropped: the webhook answers with a patch from the
+//     object it decoded to the one it encodes, and an empty omitempty field does not survive
+//     that, so the class's value applies (for example readinessGates: [] or failureDomains: []).
+//
+// v1beta2 references carry no namespace, so the v1beta1 reference-namespace defaults have no
+// counterpart here. The error is a topology that does not encode.
+func DefaultCluster(c *clusterv1.Cluster) error {
+	if !c.Spec.Topology.IsDefined() {
 		return nil
 	}
 	js, err := json.Marshal(c.Spec.Topology)
 	if err != nil {
 		return fmt.Errorf("Cluster %s/%s: spec.topology: %w", c.Namespace, c.Name, err)
 	}
-	topo := &clusterv1.Topology{}
-	if err := json.Unmarshal(js, topo); err != nil {
+	var topo clusterv1.Topology
+	if err := json.Unmarshal(js, &topo); err != nil {
 		return fmt.Errorf("Cluster %s/%s: spec.topology: %w", c.Namespace, c.Name, err)
 	}
-	c.Spec.Topology = topo
 	if topo.Version != "" && !strings.HasPrefix(topo.Version, "v") {
 		topo.Version = "v" + topo.Version
 	}
-	remediationNamespace := func(m *clusterv1.MachineHealthCheckTopology) {
-		if m != nil && m.RemediationTemplate != nil && m.RemediationTemplate.Namespace == "" {
-			m.RemediationTemplate.Namespace = c.Namespace
-		}
-	}
-	remediationNamespace(topo.ControlPlane.MachineHealthCheck)
-	if topo.Workers != nil {
-		for i := range topo.Workers.MachineDeployments {
-			remediationNamespace(topo.Workers.MachineDeployments[i].MachineHealthCheck)
-		}
-	}
+	c.Spec.Topology = topo
 	return nil
 }
 
-// DefaultClusterClass applies the defaults Cluster API's ClusterClass webhook applies
-// (webhooks.ClusterClass.Default): every template and remediation reference without a namespace
-// gets the class's.
-func DefaultClusterClassV1Beta1(class *clusterv1.ClusterClass) {
-	ns := class.Namespace
-	set := func(r *corev1.ObjectReference) {
-		if r != nil && r.Namespace == "" {
-			r.Namespace = ns
-		}
-	}
-	s := &class.Spec
-	if s.Infrastructure != nil {
-		set(s.Infrastructure.Ref)
-	}
-	set(s.ControlPlane.Ref)
-	if s.ControlPlane.MachineInfrastructure != nil {
-		set(s.ControlPlane.MachineInfrastructure.Ref)
-	}
-	if s.ControlPlane.MachineHealthCheck != nil {
-		set(s.ControlPlane.MachineHealthCheck.RemediationTemplate)
-	}
-	for i := range s.Workers.MachineDeployments {
-		md := &s.Workers.MachineDeployments[i]
-		set(md.Template.Bootstrap.Ref)
-		set(md.Template.Infrastructure.Ref)
-		if md.MachineHealthCheck != nil {
-			set(md.MachineHealthCheck.RemediationTemplate)
-		}
-	}
-	for i := range s.Workers.MachinePools {
-		set(s.Workers.MachinePools[i].Template.Bootstrap.Ref)
-		set(s.Workers.MachinePools[i].Template.Infrastructure.Ref)
-	}
-}
+// DefaultClusterClass applies the defaults Cluster API's webhooks apply to a v1beta2
+// ClusterClass: none. Cluster API v1.14 registers no defaulting webhook for the kind, and what
+// topoflow's v1beta1 defaulting adds (template and remediation namespaces) has no v1beta2 field.
+// It stays so that callers default every object they read in one way.
+func DefaultClusterClass(*clusterv1.ClusterClass) {}
 
 // DefaultVariables writes the class's variable defaults into the Cluster's topology, as Cluster
-// API's Cluster webhook does (Default, through DefaultAndValidateVariables): a variable the Cluster
-// does not set gets its default value, and nested defaults fill the values and the overrides it
-// sets. Errors name the field; the Cluster is then left as it was.
-func DefaultVariablesV1Beta1(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field.ErrorList {
-	topo := c.Spec.Topology
-	if topo == nil || class == nil {
+// API's Cluster webhook does (Default, through DefaultAndValidateVariables and DefaultVariables):
+// a variable the Cluster does not set gets its default value, and nested defaults fill the values
+// and the overrides it sets. Errors name the field (a pool by its name, as that webhook does);
+// the Cluster is then left as it was.
+func DefaultVariables(c *clusterv1.Cluster, class *clusterv1.ClusterClass) field.ErrorList {
+	topo := &c.Spec.Topology
+	if !topo.IsDefined() || class == nil {
 		return nil
 	}
 	tp := field.NewPath("spec", "topology")
-	defs, err := variables.Definitions(adapt.ClusterClassToHub(class))
+	defs, err := variables.Definitions(class)
 	if err != nil {
-		return field.ErrorList{field.Invalid(tp.Child("class"), topo.Class, err.Error())}
+		return field.ErrorList{field.Invalid(tp.Child("classRef", "name"), topo.ClassRef.Name, err.Error())}
 	}
 	cache := variables.NewCache(defs)
-	values, errs := cache.Default(adapt.ClusterVariablesToHub(topo.Variables), tp.Child("variables"))
-	// Each set of overrides the Cluster has, with its field path.
+	values, errs := cache.Default(topo.Variables, tp.Child("variables"))
+	// Each set of overrides the Cluster has, with its field path. An empty set stays as it is.
 	type overrides struct {
 		vs *[]clusterv1.ClusterVariable
 		p  *field.Path
 	}
 	var all []overrides
-	if v := topo.ControlPlane.Variables; v != nil {
-		all = append(all, overrides{&v.Overrides, tp.Child("controlPlane", "variables", "overrides")})
+	add := func(vs *[]clusterv1.ClusterVariable, p *field.Path) {
+		if len(*vs) > 0 {
+			all = append(all, overrides{vs, p.Child("variables", "overrides")})
+		}
 	}
-	if w := topo.Workers; w != nil {
-		for i := range w.MachineDeployments {
-			if v := w.MachineDeployments[i].Variables; v != nil {
-				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")})
-			}
-		}
-		for i := range w.MachinePools {
-			if v := w.MachinePools[i].Variables; v != nil {
-				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides")})
-			}
-		}
+	add(&topo.ControlPlane.Variables.Overrides, tp.Child("controlPlane"))
+	for i := range topo.Workers.MachineDeployments {
+		md := &topo.Workers.MachineDeployments[i]
+		add(&md.Variables.Overrides, poolPath(tp, false, md.Name))
+	}
+	for i := range topo.Workers.MachinePools {
+		mp := &topo.Workers.MachinePools[i]
+		add(&mp.Variables.Overrides, poolPath(tp, true, mp.Name))
 	}
 	defaulted := make([][]clusterv1.ClusterVariable, len(all))
 	for i, o := range all {
-		hub, derrs := cache.DefaultOverrides(adapt.ClusterVariablesToHub(*o.vs), o.p)
-		defaulted[i] = adapt.ClusterVariablesFromHub(hub, *o.vs)
+		var derrs field.ErrorList
+		defaulted[i], derrs = cache.DefaultOverrides(*o.vs, o.p)
 		errs = append(errs, derrs...)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	topo.Variables = adapt.ClusterVariablesFromHub(values, topo.Variables)
+	if len(values) > 0 { // none to default: an absent list stays absent
+		topo.Variables = values
+	}
 	for i, o := range all {
 		*o.vs = defaulted[i]
 	}

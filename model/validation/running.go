@@ -6,9 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -21,8 +20,8 @@ import (
 // version, as Cluster API's check.IsMachineDeploymentUpgrading/IsMachinePoolUpgrading). The skip
 // annotation turns the check off. It complements Cluster, which checks the new version against the
 // old one.
-func VersionAgainstRunningV1Beta1(c, old *clusterv1.Cluster, running upgrade.Input) field.ErrorList {
-	if c.Spec.Topology == nil || old == nil || old.Spec.Topology == nil || skipVersionCheck(c) {
+func VersionAgainstRunning(c, old *clusterv1.Cluster, running upgrade.Input) field.ErrorList {
+	if !c.Spec.Topology.IsDefined() || old == nil || !old.Spec.Topology.IsDefined() || skipVersionCheck(c) {
 		return nil
 	}
 	oldV, newV := old.Spec.Topology.Version, c.Spec.Topology.Version
@@ -30,7 +29,7 @@ func VersionAgainstRunningV1Beta1(c, old *clusterv1.Cluster, running upgrade.Inp
 		return nil
 	}
 	p := field.NewPath("spec", "topology", "version")
-	if adapt.UpgradePending(c, hooksv1.AfterClusterUpgrade) {
+	if upgrade.Pending(c, hooksv1.AfterClusterUpgrade) {
 		return field.ErrorList{field.Invalid(p, newV, fmt.Sprintf("version cannot be changed when the %q hook is still blocking", hooksv1.AfterClusterUpgrade))}
 	}
 	var why []string

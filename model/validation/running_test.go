@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -46,7 +45,7 @@ func TestVersionAgainstRunning(t *testing.T) {
 			if tc.skip {
 				c.Annotations = map[string]string{SkipVersionCheckAnnotation: "true"}
 			}
-			errs := VersionAgainstRunningV1Beta1(c, old, tc.running)
+			errs := VersionAgainstRunning(c, old, tc.running)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return
@@ -86,12 +85,12 @@ func TestVersionUpdate_validateTopologyVersionUpdate(t *testing.T) {
 			class, old := sample(t)
 			class.Spec.KubernetesVersions = tc.versions
 			if tc.extension != "" {
-				class.Spec.Upgrade = &clusterv1.ClusterClassUpgrade{External: &clusterv1.ClusterClassUpgradeExternal{GenerateUpgradePlanExtension: tc.extension}}
+				class.Spec.Upgrade.External.GenerateUpgradePlanExtension = tc.extension
 			}
 			c := old.DeepCopy()
 			c.Spec.Topology.Version = tc.to
 			c.Annotations = tc.annotations
-			errs := ClusterV1Beta1(c, old, class, nil)
+			errs := Cluster(c, old, class, nil)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return
@@ -155,7 +154,7 @@ func TestVersionAgainstRunning_ChainedAndPools(t *testing.T) {
 			c := old.DeepCopy()
 			c.Spec.Topology.Version = tc.to
 			c.Annotations = tc.annotations
-			errs := VersionAgainstRunningV1Beta1(c, old, tc.running)
+			errs := VersionAgainstRunning(c, old, tc.running)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return

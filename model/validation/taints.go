@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // Gates are the Cluster API feature gates whose rules the admission webhooks follow (Cluster API's
@@ -121,15 +121,13 @@ func taintGate(taints []clusterv1.MachineTaint, gateOn bool, p *field.Path) fiel
 // and the CRD schema); Cluster calls it.
 func topologyTaints(topo *clusterv1.Topology, tp *field.Path) field.ErrorList {
 	errs := machineTaints(topo.ControlPlane.Taints, tp.Child("controlPlane", "taints"), tp.Child("controlPlane", "taints"))
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			mdp := tp.Child("workers", "machineDeployments")
-			errs = append(errs, machineTaints(md.Taints, mdp.Index(i).Child("taints"), mdp.Key(md.Name).Child("taints"))...)
-		}
-		for i, mp := range w.MachinePools {
-			mpp := tp.Child("workers", "machinePools")
-			errs = append(errs, machineTaints(mp.Taints, mpp.Index(i).Child("taints"), mpp.Key(mp.Name).Child("taints"))...)
-		}
+	for i, md := range topo.Workers.MachineDeployments {
+		mdp := tp.Child("workers", "machineDeployments")
+		errs = append(errs, machineTaints(md.Taints, mdp.Index(i).Child("taints"), mdp.Key(md.Name).Child("taints"))...)
+	}
+	for i, mp := range topo.Workers.MachinePools {
+		mpp := tp.Child("workers", "machinePools")
+		errs = append(errs, machineTaints(mp.Taints, mpp.Index(i).Child("taints"), mpp.Key(mp.Name).Child("taints"))...)
 	}
 	return errs
 }
@@ -152,28 +150,26 @@ func classTaints(class *clusterv1.ClusterClass) field.ErrorList {
 
 // ClusterTaints is the feature gate's rule for a Cluster's topology taints, for the admission
 // webhook, which knows the gates. The rules that hold whatever the gate are Cluster's.
-func ClusterTaintsV1Beta1(c *clusterv1.Cluster, gates Gates) field.ErrorList {
-	topo := c.Spec.Topology
-	if topo == nil {
+func ClusterTaints(c *clusterv1.Cluster, gates Gates) field.ErrorList {
+	topo := &c.Spec.Topology
+	if !topo.IsDefined() {
 		return nil
 	}
 	on := gates.MachineTaintPropagation
 	p := field.NewPath("spec", "topology")
 	errs := taintGate(topo.ControlPlane.Taints, on, p.Child("controlPlane", "taints"))
-	if w := topo.Workers; w != nil {
-		for _, md := range w.MachineDeployments {
-			errs = append(errs, taintGate(md.Taints, on, p.Child("workers", "machineDeployments").Key(md.Name).Child("taints"))...)
-		}
-		for _, mp := range w.MachinePools {
-			errs = append(errs, taintGate(mp.Taints, on, p.Child("workers", "machinePools").Key(mp.Name).Child("taints"))...)
-		}
+	for _, md := range topo.Workers.MachineDeployments {
+		errs = append(errs, taintGate(md.Taints, on, p.Child("workers", "machineDeployments").Key(md.Name).Child("taints"))...)
+	}
+	for _, mp := range topo.Workers.MachinePools {
+		errs = append(errs, taintGate(mp.Taints, on, p.Child("workers", "machinePools").Key(mp.Name).Child("taints"))...)
 	}
 	return errs
 }
 
 // ClassTaints is the feature gate's rule for a ClusterClass's taints, for the admission webhook,
 // which knows the gates. The rules that hold whatever the gate are ClusterClass's.
-func ClassTaintsV1Beta1(class *clusterv1.ClusterClass, gates Gates) field.ErrorList {
+func ClassTaints(class *clusterv1.ClusterClass, gates Gates) field.ErrorList {
 	on := gates.MachineTaintPropagation
 	errs := taintGate(class.Spec.ControlPlane.Taints, on, field.NewPath("spec", "controlPlane", "taints"))
 	for _, md := range class.Spec.Workers.MachineDeployments {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 func taints(key string, propagation clusterv1.MachineTaintPropagation) []clusterv1.MachineTaint {
@@ -35,7 +35,7 @@ func TestTaints_ValidateMachineTaints(t *testing.T) {
 		class.Spec.ControlPlane.Taints = taints(tc.key, always)
 		class.Spec.Workers.MachinePools[0].Taints = taints(tc.key, always)
 		cluster.Spec.Topology.Workers.MachineDeployments[1].Taints = taints(tc.key, always)
-		classErrs, clusterErrs := ClusterClassV1Beta1(class, nil, nil), ClusterV1Beta1(cluster, nil, class, nil)
+		classErrs, clusterErrs := ClusterClass(class, nil, nil), Cluster(cluster, nil, class, nil)
 		if tc.want == "" {
 			assert.Empty(t, classErrs, tc.key)
 			assert.Empty(t, clusterErrs, tc.key)
@@ -75,7 +75,7 @@ func TestTaints_CRDSchema(t *testing.T) {
 			cluster.Spec.Topology.ControlPlane.Taints = tc.taints
 			cluster.Spec.Topology.Workers.MachineDeployments[1].Taints = tc.taints
 			cluster.Spec.Topology.Workers.MachinePools[0].Taints = tc.taints
-			classErrs, clusterErrs := ClusterClassV1Beta1(class, nil, nil), ClusterV1Beta1(cluster, nil, class, nil)
+			classErrs, clusterErrs := ClusterClass(class, nil, nil), Cluster(cluster, nil, class, nil)
 			if tc.want == "" {
 				assert.Empty(t, classErrs)
 				assert.Empty(t, clusterErrs)
@@ -100,10 +100,10 @@ func TestTaints_Gate(t *testing.T) {
 	cluster.Spec.Topology.Workers.MachineDeployments[0].Taints = taints("example.com/a", "Always")
 	off, on := Gates{}, Gates{MachineTaintPropagation: true}
 	assert.Equal(t, "spec.workers.machineDeployments[default-worker].taints: Forbidden: taints are not allowed to be set when the feature gate MachineTaintPropagation is disabled",
-		ClassTaintsV1Beta1(class, off).ToAggregate().Error())
+		ClassTaints(class, off).ToAggregate().Error())
 	assert.Equal(t, "spec.topology.workers.machineDeployments[md-0].taints: Forbidden: taints are not allowed to be set when the feature gate MachineTaintPropagation is disabled",
-		ClusterTaintsV1Beta1(cluster, off).ToAggregate().Error())
-	assert.Empty(t, ClassTaintsV1Beta1(class, on), "the key is ClusterClass's to refuse")
-	assert.Empty(t, ClusterTaintsV1Beta1(cluster, on))
-	assert.Empty(t, ClassTaintsV1Beta1(&clusterv1.ClusterClass{}, off), "no taints: nothing to refuse with the gate off")
+		ClusterTaints(cluster, off).ToAggregate().Error())
+	assert.Empty(t, ClassTaints(class, on), "the key is ClusterClass's to refuse")
+	assert.Empty(t, ClusterTaints(cluster, on))
+	assert.Empty(t, ClassTaints(&clusterv1.ClusterClass{}, off), "no taints: nothing to refuse with the gate off")
 }

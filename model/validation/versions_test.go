@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 func errorStrings(t *testing.T, errs interface{ Error() string }) string {
@@ -55,7 +55,7 @@ func TestKubernetesVersions_validateKubernetesVersions(t *testing.T) {
 			assert.Equal(t, tc.want, errorStrings(t, got.ToAggregate()))
 			class, _ := sample(t)
 			class.Spec.KubernetesVersions = tc.versions
-			assert.Equal(t, tc.want == "", len(ClusterClassV1Beta1(class, nil, nil)) == 0, "ClusterClass applies the rule")
+			assert.Equal(t, tc.want == "", len(ClusterClass(class, nil, nil)) == 0, "ClusterClass applies the rule")
 		})
 	}
 }
@@ -75,7 +75,7 @@ func TestKubernetesVersions_validateKubernetesVersionsOfClusters(t *testing.T) {
 	} {
 		class := old.DeepCopy()
 		class.Spec.KubernetesVersions = tc.versions
-		assert.Equal(t, tc.want, errorStrings(t, ClusterClassV1Beta1(class, old, []clusterv1.Cluster{*cluster}).ToAggregate()), "%v", tc.versions)
+		assert.Equal(t, tc.want, errorStrings(t, ClusterClass(class, old, []clusterv1.Cluster{*cluster}).ToAggregate()), "%v", tc.versions)
 	}
 }
 
@@ -97,28 +97,5 @@ func TestChainStep(t *testing.T) {
 		{"v1.32.4", "v1.31.2", false}, // above the target
 	} {
 		assert.Equal(t, tc.want, chainStep(tc.version, tc.target, list), "%s towards %s", tc.version, tc.target)
-	}
-}
-
-// TestTemplateRefNamespaceIgnored: Cluster API v1.14.2 drops a v1beta1 template ref's namespace
-// when it converts a ClusterClass (api module core/v1beta1,
-// convert_v1beta1_LocalObjectTemplate_To_v1beta2_ClusterClassTemplateReference) and its webhook
-// (check.ClusterClassTemplatesAreValid) reads templates from the class's namespace, so another
-// namespace is accepted (and ignored), not refused.
-func TestTemplateRefNamespaceIgnored(t *testing.T) {
-	for _, edit := range []func(c *clusterv1.ClusterClass){
-		func(c *clusterv1.ClusterClass) { c.Spec.Infrastructure.Ref.Namespace = "other" },
-		func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.Ref.Namespace = "other" },
-		func(c *clusterv1.ClusterClass) { c.Spec.ControlPlane.MachineInfrastructure.Ref.Namespace = "other" },
-		func(c *clusterv1.ClusterClass) {
-			c.Spec.Workers.MachineDeployments[0].Template.Bootstrap.Ref.Namespace = "other"
-		},
-		func(c *clusterv1.ClusterClass) {
-			c.Spec.Workers.MachinePools[0].Template.Infrastructure.Ref.Namespace = "other"
-		},
-	} {
-		class, _ := sample(t)
-		edit(class)
-		assert.Empty(t, ClusterClassV1Beta1(class, nil, nil))
 	}
 }
