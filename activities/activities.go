@@ -13,11 +13,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/model/validation"
@@ -77,6 +79,21 @@ func New(k *kube.Client, log *slog.Logger) *Activities {
 	return &Activities{Kube: k, Log: log, ClusterController: true, hookAnswers: newRecentAnswers(nil)}
 }
 
+// contractRef is a Cluster's or pool's v1beta2 contract reference as an object reference to read
+// it by, in namespace ns, at the version the API server prefers for its group and kind (Cluster API
+// resolves the contract's version from the provider CRD's label; for providers that serve their
+// newest contract version, as they must, the two agree). Nil when the reference is not set.
+func (a *Activities) contractRef(ref hubv1.ContractVersionedObjectReference, ns string) (*corev1.ObjectReference, error) {
+	if !ref.IsDefined() {
+		return nil, nil
+	}
+	v, err := a.Kube.PreferredVersion(ref.APIGroup, ref.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	return &corev1.ObjectReference{APIVersion: schema.GroupVersion{Group: ref.APIGroup, Version: v}.String(), Kind: ref.Kind, Namespace: ns, Name: ref.Name}, nil
+}
+
 func missing(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	return temporal.NewNonRetryableApplicationError(msg, ErrMissingDependency, errors.New(msg))
@@ -89,12 +106,12 @@ func invalid(err error) error {
 // readCluster reads a Cluster and applies the Cluster webhook's defaults to it (see
 // validation.DefaultCluster), so every activity computes from the Cluster Cluster API would see.
 // Errors are the API server's (check kube.IsNotFound) or decoding's.
-func (a *Activities) readCluster(ctx context.Context, ref ClusterRef) (*clusterv1.Cluster, error) {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, ref.Namespace, ref.Name, cluster); err != nil {
+func (a *Activities) readCluster(ctx context.Context, ref ClusterRef) (*hubv1.Cluster, error) {
+	cluster := &hubv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, ref.Namespace, ref.Name, cluster); err != nil {
 		return nil, err
 	}
-	if err := validation.DefaultClusterV1Beta1(cluster); err != nil {
+	if err := validation.DefaultCluster(cluster); err != nil {
 		return nil, invalid(err)
 	}
 	return cluster, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -50,25 +51,34 @@ func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*cluste
 }
 
 // RunningState reads what a Cluster runs now (its control plane and pools) as the upgrade input,
-// for the checks of a version change against it (validation.VersionAgainstRunning).
-func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error) {
-	cp, err := a.getIfExists(ctx, c.Spec.ControlPlaneRef, c.Namespace, "spec.controlPlaneRef")
+// for the checks of a version change against it (validation.VersionAgainstRunning). The Cluster
+// and class come as admission decoded them (v1beta1), and are read on the hub.
+func (a *Activities) RunningState(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error) {
+	c, err := adapt.ClusterToHub(cluster)
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.V1Beta1MachineDeployments, c)
+	cpRef, err := a.contractRef(c.Spec.ControlPlaneRef, c.Namespace)
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, c)
+	cp, err := a.getIfExists(ctx, cpRef, c.Namespace, "spec.controlPlaneRef")
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	byMD := map[string]*clusterv1.MachineDeployment{}
+	mds, err := listOwned[hubv1.MachineDeployment](ctx, a, kube.MachineDeployments, c)
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	mps, err := listOwned[hubv1.MachinePool](ctx, a, kube.MachinePools, c)
+	if err != nil {
+		return upgrade.Input{}, err
+	}
+	byMD := map[string]*hubv1.MachineDeployment{}
 	for i := range mds {
 		byMD[mds[i].Labels[labels.MachineDeploymentName]] = &mds[i]
 	}
-	byMP := map[string]*clusterv1.MachinePool{}
+	byMP := map[string]*hubv1.MachinePool{}
 	for i := range mps {
 		byMP[mps[i].Labels[labels.MachinePoolName]] = &mps[i]
 	}
@@ -80,7 +90,7 @@ func (a *Activities) RunningState(ctx context.Context, c *clusterv1.Cluster, cla
 	if err != nil {
 		return upgrade.Input{}, fmt.Errorf("failed to check if MachinePools are upgrading: %w", err)
 	}
-	return adapt.UpgradeInputFrom(c, class, cp, byMD, byMP, machines, nodes)
+	return upgrade.InputFrom(c, adapt.ClusterClassToHub(class), cp, byMD, byMP, machines, nodes)
 }
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.
@@ -96,6 +106,26 @@ func (a *Activities) ClustersUsing(ctx context.Context, class *clusterv1.Cluster
 			continue // a Cluster that cannot be read cannot be using the class as far as we know
 		}
 		if c.Spec.Topology != nil && c.Spec.Topology.Class == class.Name && c.ClassNamespace() == class.Namespace {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// clustersUsing lists the Clusters, in every namespace, whose topology names the class ns/name,
+// on the hub.
+func (a *Activities) clustersUsing(ctx context.Context, ns, name string) ([]hubv1.Cluster, error) {
+	items, err := a.Kube.List(ctx, kube.Clusters, "", "")
+	if err != nil {
+		return nil, fmt.Errorf("listing Clusters: %w", err)
+	}
+	var out []hubv1.Cluster
+	for i := range items {
+		c := hubv1.Cluster{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &c); err != nil {
+			continue // a Cluster that cannot be read cannot be using the class as far as we know
+		}
+		if c.Spec.Topology.ClassRef.Name == name && c.ClassNamespace() == ns {
 			out = append(out, c)
 		}
 	}

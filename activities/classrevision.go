@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/rollout"
@@ -34,7 +35,7 @@ type pinnedClass struct {
 	// of the class it was rebased from); a pass pins it before it applies (planning does not).
 	Pin bool
 	// Class is the live class's metadata with the revision's spec and status.variables.
-	Class *clusterv1.ClusterClass
+	Class *hubv1.ClusterClass
 	// Templates are the revision's templates, keyed by desired.RefKey: no live template is read.
 	Templates map[string]*unstructured.Unstructured
 }
@@ -42,7 +43,7 @@ type pinnedClass struct {
 // classRevisionFor is the revision a Cluster of class is computed from: the one it is pinned to,
 // else the class's newest. Nil when the class did not opt in (nothing else is read then: the hot
 // path stays as it was) or has no revision yet (the live class is used; the recorder pins it).
-func (a *Activities) classRevisionFor(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass) (*pinnedClass, error) {
+func (a *Activities) classRevisionFor(ctx context.Context, cluster *hubv1.Cluster, class *hubv1.ClusterClass) (*pinnedClass, error) {
 	if !revision.On(class.Annotations) {
 		return nil, nil
 	}
@@ -94,8 +95,8 @@ func (a *Activities) readClassRevision(ctx context.Context, ns, name, why string
 
 // newestClassRevision is the class's newest recorded revision (nil: none, or revisions are not
 // served).
-func (a *Activities) newestClassRevision(ctx context.Context, class *clusterv1.ClusterClass) (*revision.Recorded, error) {
-	recs, err := a.recordedClassRevisions(ctx, class.Namespace, class.Name)
+func (a *Activities) newestClassRevision(ctx context.Context, class metav1.Object) (*revision.Recorded, error) {
+	recs, err := a.recordedClassRevisions(ctx, class.GetNamespace(), class.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -121,26 +122,25 @@ func (a *Activities) recordedClassRevisions(ctx context.Context, ns, class strin
 }
 
 // pinnedClassOf is the class a revision recorded, with the live class's metadata (and its status
-// but for the variables), and the revision's templates in the class's namespace.
-func (a *Activities) pinnedClassOf(live *clusterv1.ClusterClass, rev *revision.Stored) (*pinnedClass, error) {
+// but for the variables), and the revision's templates in the class's namespace. A class recorded
+// as v1beta1 is read on the hub through Cluster API's conversion.
+func (a *Activities) pinnedClassOf(live *hubv1.ClusterClass, rev *revision.Stored) (*pinnedClass, error) {
 	what := "ClusterClassRevision " + live.Namespace + "/" + rev.Name
 	u := rev.Class.DeepCopy()
 	u.SetName(live.Name)
 	u.SetNamespace(live.Namespace)
-	if u.GetAPIVersion() != clusterv1.GroupVersion.String() {
-		var err error
-		if u, err = conversion.ToV1Beta1(u, a.Kube.PreferredVersion); err != nil {
-			return nil, invalid(fmt.Errorf("%s: reading its class as %s: %w", what, clusterv1.GroupVersion, err))
-		}
+	u, _, err := conversion.ToV1Beta2(u)
+	if err != nil {
+		return nil, invalid(fmt.Errorf("%s: reading its class as %s: %w", what, hubv1.GroupVersion, err))
 	}
-	class := &clusterv1.ClusterClass{}
+	class := &hubv1.ClusterClass{}
 	if err := a.Kube.Decode(u, class); err != nil {
 		return nil, invalid(fmt.Errorf("%s: decoding its class: %w", what, err))
 	}
 	variables := class.Status.Variables
 	class.ObjectMeta, class.Status = *live.ObjectMeta.DeepCopy(), *live.Status.DeepCopy()
 	class.Status.Variables = variables
-	if errs := validation.ClusterClassV1Beta1(class, nil, nil); len(errs) > 0 {
+	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
 		return nil, invalid(&desired.InvalidError{Object: what, Errs: errs})
 	}
 	templates := map[string]*unstructured.Unstructured{}
@@ -150,7 +150,7 @@ func (a *Activities) pinnedClassOf(live *clusterv1.ClusterClass, rev *revision.S
 		templates[desired.RefKey(&corev1.ObjectReference{Kind: t.GetKind(), Namespace: t.GetNamespace(), Name: t.GetName()})] = t
 	}
 	var lacking []string
-	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(class)) {
+	for _, tr := range desired.TemplateRefs(class) {
 		if _, ok := templates[desired.RefKey(tr.Ref)]; !ok {
 			lacking = append(lacking, fmt.Sprintf("%s %s (%s)", tr.Ref.Kind, tr.Ref.Name, tr.Field))
 		}
@@ -164,7 +164,7 @@ func (a *Activities) pinnedClassOf(live *clusterv1.ClusterClass, rev *revision.S
 // pinCluster pins a Cluster to a revision (the pass computes from it), on the resourceVersion read:
 // a pin a Rollout wrote meanwhile is not overwritten (the conflict is retried, on a new read).
 // Written under topoflow's own field manager, as the Cluster's other metadata.
-func (a *Activities) pinCluster(ctx context.Context, cluster *clusterv1.Cluster, name string) error {
+func (a *Activities) pinCluster(ctx context.Context, cluster *hubv1.Cluster, name string) error {
 	_, err := a.pinClusterAt(ctx, cluster.Namespace, cluster.Name, cluster.ResourceVersion, name)
 	if kube.IsNotFound(err) {
 		return nil
@@ -194,7 +194,7 @@ func (a *Activities) pinClusterAt(ctx context.Context, ns, name, resourceVersion
 // how a Rollout moving revisions sees the Cluster moved (an annotation write bumps no generation).
 // It writes under the revisions' field manager, as the pins are: the revision annotations are all
 // that manager owns on a Cluster. A Cluster deleted meanwhile is left alone.
-func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *clusterv1.Cluster, name string) error {
+func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *hubv1.Cluster, name string) error {
 	if !revision.AppliedLags(cluster.Annotations, name) {
 		return nil
 	}
@@ -202,7 +202,7 @@ func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *clus
 	if err != nil {
 		return err
 	}
-	_, err = a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, cluster.Namespace, cluster.Name, patch, revision.FieldManager)
+	_, err = a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, patch, revision.FieldManager)
 	switch {
 	case kube.IsNotFound(err):
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/topoflow/topoflow/internal/kube"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/revision"
 )
 
@@ -33,11 +34,11 @@ func revisionOf(spec map[string]any, variables []any, templates ...string) *revi
 // class references is refused (no live template is read instead).
 func TestPinnedClassOf(t *testing.T) {
 	a := New(&kube.Client{}, nil)
-	live := &clusterv1.ClusterClass{}
+	live := &hubv1.ClusterClass{}
 	live.Name, live.Namespace, live.Generation = "gold", "ns", 7
 	live.Annotations = map[string]string{revision.EnabledAnnotation: revision.Enabled}
 	live.Status.ObservedGeneration = 7
-	live.Status.Variables = []clusterv1.ClusterClassStatusVariable{{Name: "live-only"}}
+	live.Status.Variables = []hubv1.ClusterClassStatusVariable{{Name: "live-only"}}
 	spec := map[string]any{"infrastructure": map[string]any{"ref": map[string]any{"apiVersion": "infra/v1", "kind": "SimClusterTemplate", "name": "t1"}},
 		"controlPlane": map[string]any{"ref": map[string]any{"apiVersion": "infra/v1", "kind": "SimControlPlaneTemplate", "name": "cp"}}}
 	vars := []any{map[string]any{"name": "region", "definitions": []any{map[string]any{"from": "inline", "schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "string"}}}}}}
@@ -49,7 +50,7 @@ func TestPinnedClassOf(t *testing.T) {
 	assert.Equal(t, int64(7), got.Class.Status.ObservedGeneration)
 	require.Len(t, got.Class.Status.Variables, 1)
 	assert.Equal(t, "region", got.Class.Status.Variables[0].Name, "the revision's variables")
-	assert.Equal(t, "t1", got.Class.Spec.Infrastructure.Ref.Name)
+	assert.Equal(t, "t1", got.Class.Spec.Infrastructure.TemplateRef.Name, "a revision recorded as v1beta1 is read on the hub")
 	tmpl := got.Templates["SimClusterTemplate/ns/t1"]
 	require.NotNil(t, tmpl, "keyed by desired.RefKey in the class's namespace: %v", got.Templates)
 	assert.Equal(t, "ns", tmpl.GetNamespace())

@@ -8,14 +8,11 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
@@ -34,12 +31,9 @@ import (
 // the Cluster references, its MachineDeployments and MachinePools, its ClusterClass's availability
 // gates; the topology condition and infrastructure readiness are the ones this write sets. The
 // answer is the hub's (status.conditions, status.controlPlane, status.workers).
-func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Cluster, in StatusInput) (*v1beta2.ClusterStatus, error) {
-	hub, err := adapt.ClusterToHub(cluster)
-	if err != nil {
-		return nil, err
-	}
-	f := status.ClusterFacts{Cluster: hub, InfrastructureProvisioned: in.InfrastructureReady}
+func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *v1beta2.Cluster, in StatusInput) (*v1beta2.ClusterStatus, error) {
+	var err error
+	f := status.ClusterFacts{Cluster: cluster, InfrastructureProvisioned: in.InfrastructureReady}
 	for i := range in.Conditions {
 		if in.Conditions[i].Type == status.TopologyReconciled {
 			f.Topology = &in.Conditions[i]
@@ -54,16 +48,16 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 	if f.MachineDeployments, f.MachinePools, err = a.poolsOf(ctx, cluster); err != nil {
 		return nil, err
 	}
-	if cluster.Spec.AvailabilityGates == nil && cluster.Spec.Topology != nil {
-		class := &clusterv1.ClusterClass{}
+	if cluster.Spec.AvailabilityGates == nil && cluster.Spec.Topology.IsDefined() {
+		class := &v1beta2.ClusterClass{}
 		var fe *decode.FieldError
-		switch err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class); {
+		switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, cluster.ClassNamespace(), cluster.Spec.Topology.ClassRef.Name, class); {
 		case err == nil:
-			f.ClassAvailabilityGates = adapt.ClusterClassToHub(class).Spec.AvailabilityGates
+			f.ClassAvailabilityGates = class.Spec.AvailabilityGates
 		case kube.IsNotFound(err), errors.As(err, &fe):
 			// No class to take gates from (the topology condition says why).
 		default:
-			return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", cluster.ClassNamespace(), cluster.Spec.Topology.Class, err)
+			return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", cluster.ClassNamespace(), cluster.Spec.Topology.ClassRef.Name, err)
 		}
 	}
 	return status.ClusterV1Beta2(f, time.Now()), nil
@@ -72,7 +66,10 @@ func (a *Activities) clusterV1Beta2(ctx context.Context, cluster *clusterv1.Clus
 // poolsOf lists a Cluster's MachineDeployments and MachinePools (any that carry its cluster-name
 // label, as Cluster API's Cluster controller counts them), each sorted by name: what the v1beta2
 // counters are computed from, and what their digest (countersDigest) covers, read one way.
-func (a *Activities) poolsOf(ctx context.Context, cluster *clusterv1.Cluster) (mds, mps []unstructured.Unstructured, err error) {
+//
+// They are read in the version the API server serves them: topoflow's own pool CRDs serve only
+// v1beta1, whose controllers report counters in v1beta1 terms alone (status.poolCountersOf).
+func (a *Activities) poolsOf(ctx context.Context, cluster *v1beta2.Cluster) (mds, mps []unstructured.Unstructured, err error) {
 	byName := func(x, y unstructured.Unstructured) int { return strings.Compare(x.GetName(), y.GetName()) }
 	if mds, err = a.listIfServed(ctx, kube.V1Beta1MachineDeployments, cluster, ""); err != nil {
 		return nil, nil, err
@@ -86,9 +83,10 @@ func (a *Activities) poolsOf(ctx context.Context, cluster *clusterv1.Cluster) (m
 }
 
 // referenced reads the object a Cluster references (nil when it has no reference or the object is not there).
-func (a *Activities) referenced(ctx context.Context, cluster *clusterv1.Cluster, ref *corev1.ObjectReference) (*unstructured.Unstructured, error) {
-	if ref == nil {
-		return nil, nil
+func (a *Activities) referenced(ctx context.Context, cluster *v1beta2.Cluster, contract v1beta2.ContractVersionedObjectReference) (*unstructured.Unstructured, error) {
+	ref, err := a.contractRef(contract, cluster.Namespace)
+	if err != nil || ref == nil {
+		return nil, err
 	}
 	obj, err := a.Kube.GetRef(ctx, ref, cluster.Namespace)
 	switch {
@@ -100,12 +98,12 @@ func (a *Activities) referenced(ctx context.Context, cluster *clusterv1.Cluster,
 	return obj, nil
 }
 
-// v1beta2Field is the status.v1beta2 of a v1beta1 Cluster to apply: conditions and counters, with
+// v1beta2Field is the v1beta2 part of a Cluster's status to apply: conditions and counters, with
 // the topology role's upgrade plans (status.PlanField). A part with nothing to say is left out:
 // applied as {} it would be stored as null, which the schema refuses (a Cluster being deleted has
 // no counters and no plan), and leaving it out removes what topoflow wrote there before.
-func v1beta2Field(v *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+func v1beta2Field(v *v1beta2.ClusterStatus, plan *status.UpgradePlan) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1beta2.ClusterStatus{Conditions: v.Conditions, ControlPlane: v.ControlPlane, Workers: v.Workers})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +132,7 @@ func v1beta2Field(v *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (
 // preferred one): what owner references to a Cluster name, and what the pools are written in;
 // v1beta1 when discovery cannot tell.
 func (a *Activities) servedVersion(kind string) string {
-	gv := clusterv1.GroupVersion
+	gv := v1beta2.GroupVersion
 	if v, err := a.Kube.PreferredVersion(gv.Group, kind); err == nil {
 		gv.Version = v
 	}
@@ -149,8 +147,8 @@ func (a *Activities) ownByCluster(ctx context.Context, l *loaded, obj *unstructu
 	if !a.ClusterController || obj == nil {
 		return nil
 	}
-	cluster := l.cluster
-	want := desired.ClusterOwner(l.input.Cluster, l.input.ClusterAPIVersion)
+	cluster := l.input.Cluster
+	want := desired.ClusterOwner(cluster, l.input.ClusterAPIVersion)
 	if controller {
 		yes := true
 		want.Controller = &yes
@@ -181,7 +179,7 @@ const coreProviderLabel = "cluster.x-k8s.io/provider"
 // its Clusters CRD carries the provider label "cluster-api". Then its controllers own the Cluster
 // controller role and topoflow leaves it to them.
 func ClusterAPICoreInstalled(ctx context.Context, k *kube.Client) (bool, error) {
-	crd, err := k.Dynamic.Resource(kube.CustomResourceDefinitions).Get(ctx, "clusters."+clusterv1.GroupVersion.Group, metav1.GetOptions{})
+	crd, err := k.Dynamic.Resource(kube.CustomResourceDefinitions).Get(ctx, "clusters."+v1beta2.GroupVersion.Group, metav1.GetOptions{})
 	if kube.IsNotFound(err) {
 		return false, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 
 	"github.com/topoflow/topoflow/internal/kube"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/topology"
@@ -65,15 +66,15 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 	case DeleteWorkers:
 		objs, err = a.workerObjects(ctx, cluster)
 	case DeleteControlPlane:
-		objs, err = a.refObjects(ctx, cluster, cluster.Spec.ControlPlaneRef)
+		objs, err = a.contractObjects(ctx, cluster, cluster.Spec.ControlPlaneRef)
 		if err == nil {
 			// The control plane's health check goes with it.
 			var mhcs []*unstructured.Unstructured
-			mhcs, err = a.listOwnedUnstructured(ctx, kube.V1Beta1MachineHealthChecks, cluster)
+			mhcs, err = a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
 			objs = append(objs, mhcs...)
 		}
 	case DeleteInfrastructure:
-		objs, err = a.refObjects(ctx, cluster, cluster.Spec.InfrastructureRef)
+		objs, err = a.contractObjects(ctx, cluster, cluster.Spec.InfrastructureRef)
 	case DeleteTemplates:
 		objs, err = a.templateObjects(ctx, cluster)
 	default:
@@ -115,12 +116,12 @@ func (a *Activities) DeleteTopologyStep(ctx context.Context, in DeleteInput) (*D
 // or no hooks run), as Cluster API's topology controller does (hooks.MarkAsOkToDelete): Cluster
 // API core waits for it with its gates on, and topoflow's delete hold lets deletes through once it
 // is there (topology.DeleteHeld).
-func (a *Activities) markOkToDelete(ctx context.Context, cluster *clusterv1.Cluster) error {
+func (a *Activities) markOkToDelete(ctx context.Context, cluster *hubv1.Cluster) error {
 	if _, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]; ok {
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:""}}}`, runtimev1.OkToDeleteAnnotation)
-	if _, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, cluster.Namespace, cluster.Name, []byte(patch), StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, cluster.Namespace, cluster.Name, []byte(patch), StatusFieldManager); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("marking Cluster %s/%s ok to delete: %w", cluster.Namespace, cluster.Name, err)
 	}
 	return nil
@@ -128,42 +129,55 @@ func (a *Activities) markOkToDelete(ctx context.Context, cluster *clusterv1.Clus
 
 // workerObjects are the Cluster's MachineDeployments and MachinePools (with the bootstrap configs
 // and infrastructure pools the MachinePools point at) and their health checks.
-func (a *Activities) workerObjects(ctx context.Context, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+func (a *Activities) workerObjects(ctx context.Context, cluster *hubv1.Cluster) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	mds, err := a.listOwnedUnstructured(ctx, kube.V1Beta1MachineDeployments, cluster)
+	mds, err := a.listOwnedUnstructured(ctx, kube.MachineDeployments, cluster)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, mds...)
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, cluster)
+	mps, err := listOwned[hubv1.MachinePool](ctx, a, kube.MachinePools, cluster)
 	if err != nil {
 		return nil, err
 	}
 	for i := range mps {
 		mp := &mps[i]
-		refs := []*corev1.ObjectReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Name: mp.Name}, &mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef}
-		for _, r := range refs {
-			objs, err := a.refObjects(ctx, cluster, r)
+		objs, err := a.refObjects(ctx, cluster, &corev1.ObjectReference{APIVersion: kube.MachinePools.GroupVersion().String(), Kind: "MachinePool", Name: mp.Name})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+		for _, r := range []hubv1.ContractVersionedObjectReference{mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef} {
+			objs, err := a.contractObjects(ctx, cluster, r)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, objs...)
 		}
 	}
-	mhcs, err := a.listOwnedUnstructured(ctx, kube.V1Beta1MachineHealthChecks, cluster)
+	mhcs, err := a.listOwnedUnstructured(ctx, kube.MachineHealthChecks, cluster)
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range mhcs {
-		if cp := cluster.Spec.ControlPlaneRef; cp == nil || m.GetName() != cp.Name {
+		if cp := cluster.Spec.ControlPlaneRef; !cp.IsDefined() || m.GetName() != cp.Name {
 			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
+// contractObjects returns the object a contract reference points at, if it exists.
+func (a *Activities) contractObjects(ctx context.Context, cluster *hubv1.Cluster, ref hubv1.ContractVersionedObjectReference) ([]*unstructured.Unstructured, error) {
+	r, err := a.contractRef(ref, cluster.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return a.refObjects(ctx, cluster, r)
+}
+
 // refObjects returns the referenced object if it exists.
-func (a *Activities) refObjects(ctx context.Context, cluster *clusterv1.Cluster, ref *corev1.ObjectReference) ([]*unstructured.Unstructured, error) {
+func (a *Activities) refObjects(ctx context.Context, cluster *hubv1.Cluster, ref *corev1.ObjectReference) ([]*unstructured.Unstructured, error) {
 	if ref == nil || ref.Name == "" {
 		return nil, nil
 	}
@@ -177,7 +191,7 @@ func (a *Activities) refObjects(ctx context.Context, cluster *clusterv1.Cluster,
 	return []*unstructured.Unstructured{u}, nil
 }
 
-func (a *Activities) listOwnedUnstructured(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+func (a *Activities) listOwnedUnstructured(ctx context.Context, gvr schema.GroupVersionResource, cluster *hubv1.Cluster) ([]*unstructured.Unstructured, error) {
 	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
 	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
 	if kube.IsNotFound(err) {
@@ -195,7 +209,7 @@ func (a *Activities) listOwnedUnstructured(ctx context.Context, gvr schema.Group
 
 // templateObjects finds the Cluster's cloned templates by label, across every template kind of
 // the Cluster API provider groups (*.cluster.x-k8s.io): the ClusterClass may be gone by now.
-func (a *Activities) templateObjects(ctx context.Context, cluster *clusterv1.Cluster) ([]*unstructured.Unstructured, error) {
+func (a *Activities) templateObjects(ctx context.Context, cluster *hubv1.Cluster) ([]*unstructured.Unstructured, error) {
 	disco, err := discovery.NewDiscoveryClientForConfig(a.Kube.Config)
 	if err != nil {
 		return nil, err
@@ -229,10 +243,11 @@ func (a *Activities) RemoveFinalizer(ctx context.Context, ref ClusterRef) error 
 	return a.setFinalizer(ctx, ref, false)
 }
 
-// setFinalizer adds or removes topoflow's finalizer with a read-modify-write (the API server
-// rejects a conflicting write, and the retry reads again).
+// setFinalizer adds or removes topoflow's finalizer with a merge patch of the finalizers on the
+// resourceVersion read (the API server rejects a conflicting write, and the retry reads again).
+// Only metadata is sent: it means the same in every version the Cluster is served in.
 func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool) error {
-	u, err := a.Kube.Get(ctx, kube.V1Beta1Clusters, ref.Namespace, ref.Name, 0)
+	u, err := a.Kube.Get(ctx, kube.Clusters, ref.Namespace, ref.Name, 0)
 	if kube.IsNotFound(err) {
 		return nil
 	}
@@ -241,7 +256,7 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 	}
 	fins := u.GetFinalizers()
 	has := false
-	kept := fins[:0:0]
+	kept := []string{}
 	for _, f := range fins {
 		if f == labels.Finalizer {
 			has = true
@@ -253,10 +268,13 @@ func (a *Activities) setFinalizer(ctx context.Context, ref ClusterRef, want bool
 		return nil
 	}
 	if want {
-		kept = append(fins[:len(fins):len(fins)], labels.Finalizer)
+		kept = append(slices.Clone(fins), labels.Finalizer)
 	}
-	u.SetFinalizers(kept)
-	if _, err := a.Kube.Update(ctx, kube.V1Beta1Clusters, u, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": kept, "resourceVersion": u.GetResourceVersion()}})
+	if err != nil {
+		return err
+	}
+	if _, err := a.Kube.MergePatch(ctx, kube.Clusters, ref.Namespace, ref.Name, patch, StatusFieldManager); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("updating the finalizers of Cluster %s: %w", ref, err)
 	}
 	return nil
@@ -268,7 +286,7 @@ func (a *Activities) releaseTopologyFinalizers(ctx context.Context, ns string, c
 	for _, r := range topology.Releases(cur) {
 		gvr := kube.V1Beta1MachineSets
 		if r.Kind == "MachineDeployment" {
-			gvr = kube.V1Beta1MachineDeployments
+			gvr = kube.MachineDeployments
 		}
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": r.Kept, "resourceVersion": r.ResourceVersion}})
 		if err != nil {

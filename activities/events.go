@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/topology"
 )
 
@@ -18,17 +18,17 @@ import (
 // topoflow did (topology created, upgrade started, a part's step, hook blocking, delete steps).
 // Activities.Events is client-go's recorder: asynchronous, identical Events within a while are
 // folded into one with a count, and a burst per Cluster is rate limited. nil records nothing.
-func (a *Activities) event(c *clusterv1.Cluster, eventType, reason, format string, args ...any) {
+func (a *Activities) event(c *hubv1.Cluster, eventType, reason, format string, args ...any) {
 	if a.Events == nil || c == nil {
 		return
 	}
-	ref := &corev1.ObjectReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster",
+	ref := &corev1.ObjectReference{APIVersion: hubv1.GroupVersion.String(), Kind: "Cluster",
 		Namespace: c.Namespace, Name: c.Name, UID: c.UID, ResourceVersion: c.ResourceVersion}
 	a.Events.Event(ref, eventType, reason, fmt.Sprintf(format, args...))
 }
 
 // changeEvents records the changes a scope's apply made (see topology.ControlPlaneChanges).
-func (a *Activities) changeEvents(c *clusterv1.Cluster, changes []topology.Change) {
+func (a *Activities) changeEvents(c *hubv1.Cluster, changes []topology.Change) {
 	for _, ch := range changes {
 		a.event(c, corev1.EventTypeNormal, ch.Reason, "%s", ch.Message)
 	}

@@ -12,8 +12,10 @@ import (
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/plan"
 	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/rollout"
@@ -148,12 +150,26 @@ func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *
 	return a.clusterInput(ctx, ci, changed, stored, nil, nil)
 }
 
-// clusterInput completes a fleet plan's Cluster: the plan input of changed (the Cluster as the
+// clusterInput completes a fleet plan's Cluster read as v1beta1 (a Rollout writes its change to
+// Clusters as v1beta1): hubClusterInput of its hub forms.
+func (a *Activities) clusterInput(ctx context.Context, ci plan.ClusterInput, changed, stored *clusterv1.Cluster, class *hubv1.ClusterClass, templates map[string]*unstructured.Unstructured) plan.ClusterInput {
+	var hub [2]*hubv1.Cluster
+	for i, c := range []*clusterv1.Cluster{changed, stored} {
+		var err error
+		if hub[i], err = adapt.ClusterToHub(c); err != nil {
+			ci.Err = err.Error()
+			return ci
+		}
+	}
+	return a.hubClusterInput(ctx, ci, hub[0], hub[1], class, templates)
+}
+
+// hubClusterInput completes a fleet plan's Cluster: the plan input of changed (the Cluster as the
 // change leaves it; stored is the Cluster now, the update rules' old object), computed with class
 // and the templates given when given (an edited ClusterClass), and the hooks no extension handles.
-func (a *Activities) clusterInput(ctx context.Context, ci plan.ClusterInput, changed, stored *clusterv1.Cluster, class *clusterv1.ClusterClass, templates map[string]*unstructured.Unstructured) plan.ClusterInput {
-	for _, c := range []*clusterv1.Cluster{changed, stored} {
-		if err := validation.DefaultClusterV1Beta1(c); err != nil {
+func (a *Activities) hubClusterInput(ctx context.Context, ci plan.ClusterInput, changed, stored *hubv1.Cluster, class *hubv1.ClusterClass, templates map[string]*unstructured.Unstructured) plan.ClusterInput {
+	for _, c := range []*hubv1.Cluster{changed, stored} {
+		if err := validation.DefaultCluster(c); err != nil {
 			ci.Err = err.Error()
 			return ci
 		}
@@ -218,7 +234,7 @@ func (a *Activities) ReadClassPlan(ctx context.Context, edited *unstructured.Uns
 		return nil, err
 	}
 	out.Refused = refused
-	users, err := a.ClustersUsing(ctx, class)
+	users, err := a.clustersUsing(ctx, class.Namespace, class.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +250,7 @@ func (a *Activities) ReadClassPlan(ctx context.Context, edited *unstructured.Uns
 			out.Clusters[i] = ci
 			return
 		}
-		out.Clusters[i] = a.clusterInput(ctx, ci, c.DeepCopy(), c.DeepCopy(), class.DeepCopy(), templates)
+		out.Clusters[i] = a.hubClusterInput(ctx, ci, c.DeepCopy(), c.DeepCopy(), class.DeepCopy(), templates)
 	})
 	return out, nil
 }
@@ -257,7 +273,7 @@ func eachCluster(ctx context.Context, n int, read func(context.Context, int)) {
 // the version edited is written in, on the stored resourceVersion) and returns the class that
 // update would store, in topoflow's version; refused is admission's answer when it refuses (the
 // class is then edited as written, for the Clusters' list).
-func (a *Activities) classAsUpdated(ctx context.Context, edited *unstructured.Unstructured, resourceVersion string) (*clusterv1.ClusterClass, string, error) {
+func (a *Activities) classAsUpdated(ctx context.Context, edited *unstructured.Unstructured, resourceVersion string) (*hubv1.ClusterClass, string, error) {
 	gvr, err := a.Kube.ResourceFor(edited.GetAPIVersion(), edited.GetKind())
 	if err != nil {
 		return nil, "", err
@@ -272,14 +288,14 @@ func (a *Activities) classAsUpdated(ctx context.Context, edited *unstructured.Un
 	} else if err != nil {
 		return nil, "", fmt.Errorf("asking admission about the ClusterClass edit (server-side dry run): %w", err)
 	}
-	if u, err = conversion.ToV1Beta1(u, a.Kube.PreferredVersion); err != nil {
-		return nil, "", fmt.Errorf("reading the edited ClusterClass as %s: %w", clusterv1.GroupVersion, err)
+	if u, _, err = conversion.ToV1Beta2(u); err != nil {
+		return nil, "", fmt.Errorf("reading the edited ClusterClass as %s: %w", hubv1.GroupVersion, err)
 	}
-	class := &clusterv1.ClusterClass{}
+	class := &hubv1.ClusterClass{}
 	if err := a.Kube.Decode(u, class); err != nil {
 		return nil, "", fmt.Errorf("decoding the edited ClusterClass: %w", err)
 	}
-	validation.DefaultClusterClassV1Beta1(class)
+	validation.DefaultClusterClass(class)
 	return class, refused, nil
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/topoflow/topoflow/internal/metrics"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // HookCall asks for one lifecycle hook of a Cluster.
@@ -98,8 +98,8 @@ const pendingHooksFieldManager = "topoflow-pending-hooks"
 // SetPendingHooks keeps the runtime.cluster.x-k8s.io/pending-hooks annotation (comma separated,
 // as Cluster API writes it) equal to the hooks still owed; an empty set removes it.
 func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) error {
-	cluster := &clusterv1.Cluster{}
-	if err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
+	cluster := &hubv1.Cluster{}
+	if err := a.Kube.GetTyped(ctx, kube.Clusters, in.Cluster.Namespace, in.Cluster.Name, cluster); err != nil {
 		if kube.IsNotFound(err) {
 			return nil
 		}
@@ -110,7 +110,7 @@ func (a *Activities) SetPendingHooks(ctx context.Context, in PendingHooksInput) 
 
 // writePendingHooks sets the pending-hooks annotation of a Cluster read before to hooks (none:
 // removed), with its own field manager; a Cluster gone meanwhile is not an error.
-func (a *Activities) writePendingHooks(ctx context.Context, cluster *clusterv1.Cluster, hooks []string) error {
+func (a *Activities) writePendingHooks(ctx context.Context, cluster *hubv1.Cluster, hooks []string) error {
 	ctx = kube.Report(ctx)       // one write, not queued behind the fleet's applies
 	obj := clusterShell(cluster) // with its uid: a Cluster deleted meanwhile is not created again
 	if len(hooks) > 0 {
@@ -128,7 +128,7 @@ func (a *Activities) writePendingHooks(ctx context.Context, cluster *clusterv1.C
 // hookRequest is the typed request of a lifecycle hook (model/api/hooks/v1alpha1) as the map the
 // runtime client completes for each handler (apiVersion and kind, settings, the Cluster in the
 // version the handler reads).
-func hookRequest(in HookCall, cluster *clusterv1.Cluster) (map[string]any, error) {
+func hookRequest(in HookCall, cluster *hubv1.Cluster) (map[string]any, error) {
 	steps := func(versions []string) []hooksv1.UpgradeStepInfo {
 		var out []hooksv1.UpgradeStepInfo
 		for _, v := range versions {
@@ -181,7 +181,7 @@ func announces(hook string) bool {
 
 // hookEvent tells, on the Cluster, what a hook's answer means for it: blocking (with the
 // extensions' message), failing, or an upgrade started or completed.
-func (a *Activities) hookEvent(c *clusterv1.Cluster, in HookCall, outcome string, res *runtimeext.Result) {
+func (a *Activities) hookEvent(c *hubv1.Cluster, in HookCall, outcome string, res *runtimeext.Result) {
 	switch {
 	case outcome != "blocked" && outcome != "failed" && !announces(in.Hook):
 	case outcome == "blocked":

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // TestHookRequest: each lifecycle hook's request carries the fields of its type in Cluster API's
 // runtime hooks API (BeforeClusterUpgradeRequest, the per-step requests, the Cluster-only ones),
 // and nothing of another hook's.
 func TestHookRequest(t *testing.T) {
-	cluster := &clusterv1.Cluster{}
+	cluster := &hubv1.Cluster{}
 	cluster.Name, cluster.Namespace = "c1", "ns"
 	call := HookCall{FromKubernetesVersion: "v1.31.2", ToKubernetesVersion: "v1.33.0", KubernetesVersion: "v1.32.3",
 		ControlPlaneUpgrades: []string{"v1.32.3", "v1.33.0"}, WorkersUpgrades: []string{"v1.33.0"}}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/plan"
 )
@@ -32,13 +31,13 @@ func (a *Activities) PlanInput(ctx context.Context, ref ClusterRef) (*plan.Input
 		}
 		return nil, fmt.Errorf("Cluster %s has no spec.topology", ref)
 	}
-	return a.planInput(ctx, l, l.cluster)
+	return a.planInput(ctx, l, l.input.Cluster)
 }
 
 // planInput is the plan input of a loaded Cluster, with old as the Cluster stored (the update
 // rules' old object): its current topology objects added.
-func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cluster) (*plan.Input, error) {
-	in := &plan.Input{Desired: l.input, Cluster: l.cluster, Class: l.class, Old: old, Unhandled: a.skipHooks(ctx, l.cluster.Namespace)}
+func (a *Activities) planInput(ctx context.Context, l *loaded, old *hubv1.Cluster) (*plan.Input, error) {
+	in := &plan.Input{Desired: l.input, Old: old, Unhandled: a.skipHooks(ctx, l.input.Cluster.Namespace)}
 	seen := map[string]bool{}
 	add := func(u *unstructured.Unstructured) {
 		if u != nil && !seen[u.GetKind()+"/"+u.GetName()] {
@@ -51,9 +50,10 @@ func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cl
 	for _, t := range l.input.Current.Templates {
 		add(t)
 	}
-	sel := labels.ClusterName + "=" + l.cluster.Name + "," + labels.TopologyOwned
-	for _, gvr := range []schema.GroupVersionResource{kube.V1Beta1MachineDeployments, kube.V1Beta1MachinePools, kube.V1Beta1MachineHealthChecks} {
-		items, err := a.Kube.List(ctx, gvr, l.cluster.Namespace, sel)
+	sel := labels.ClusterName + "=" + l.input.Cluster.Name + "," + labels.TopologyOwned
+	// Read on the hub, as the plan compares.
+	for _, gvr := range []schema.GroupVersionResource{kube.MachineDeployments, kube.MachinePools, kube.MachineHealthChecks} {
+		items, err := a.Kube.List(ctx, gvr, l.input.Cluster.Namespace, sel)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 		}
@@ -63,12 +63,15 @@ func (a *Activities) planInput(ctx context.Context, l *loaded, old *clusterv1.Cl
 	}
 	// Objects the current MachinePools point at (their bootstrap config and infrastructure pool).
 	for _, mp := range l.currentMPs {
-		refs := []*corev1.ObjectReference{&mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef}
-		for _, r := range refs {
-			if r == nil || r.Name == "" {
+		for _, contract := range []hubv1.ContractVersionedObjectReference{mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef} {
+			r, err := a.contractRef(contract, l.input.Cluster.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
 				continue
 			}
-			u, err := a.Kube.GetRef(ctx, r, l.cluster.Namespace)
+			u, err := a.Kube.GetRef(ctx, r, l.input.Cluster.Namespace)
 			if err != nil && !kube.IsNotFound(err) {
 				return nil, err
 			}

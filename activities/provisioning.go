@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/status"
@@ -80,7 +80,10 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 	p := &Provisioning{ClusterEndpointSet: cluster.Spec.ControlPlaneEndpoint.IsValid()}
 
 	// A Cluster without an infrastructure cluster is ready as far as infrastructure goes (seed 003).
-	infraRef := cluster.Spec.InfrastructureRef
+	infraRef, err := a.contractRef(cluster.Spec.InfrastructureRef, cluster.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	hasInfra := infraRef != nil
 	if hasInfra {
 		infra, err := a.Kube.GetRef(ctx, infraRef, cluster.Namespace)
@@ -101,8 +104,7 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 		}
 	}
 
-	cpRef := cluster.Spec.ControlPlaneRef
-	cp, err := a.referenced(ctx, cluster, cpRef)
+	cp, err := a.referenced(ctx, cluster, cluster.Spec.ControlPlaneRef)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +120,7 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 			p.Failure = st.FailureMessage
 		}
 	}
-	p.RefsSet = cpRef != nil && (hasInfra || !in.HasInfrastructure)
+	p.RefsSet = cluster.Spec.ControlPlaneRef.IsDefined() && (hasInfra || !in.HasInfrastructure)
 	if !in.HasInfrastructure && p.RefsSet {
 		p.InfrastructureReady = true
 	}
@@ -147,7 +149,7 @@ func (a *Activities) ObserveProvisioning(ctx context.Context, in ObserveInput) (
 // countersDigest digests, for the control plane and the Cluster's pools (poolsOf, as
 // clusterV1Beta2 reads them), what the v1beta2 counters and the conditions taken from them are
 // computed from (replicaFacts).
-func (a *Activities) countersDigest(ctx context.Context, cluster *clusterv1.Cluster, cp *unstructured.Unstructured) (string, error) {
+func (a *Activities) countersDigest(ctx context.Context, cluster *hubv1.Cluster, cp *unstructured.Unstructured) (string, error) {
 	mds, mps, err := a.poolsOf(ctx, cluster)
 	if err != nil {
 		return "", err
@@ -229,9 +231,10 @@ type StatusInput struct {
 const StatusFieldManager = "topoflow"
 
 // SetClusterStatus writes phase, readiness and conditions to the Cluster's status subresource,
-// and, in the Cluster controller role, the v1beta2 conditions and replica counters under
-// status.v1beta2 (clusterV1Beta2), keeping condition transition times; it writes nothing when
-// nothing would change.
+// and, in the Cluster controller role, the v1beta2 conditions and replica counters
+// (clusterV1Beta2), keeping condition transition times; it writes nothing when nothing would
+// change. The status is written on the hub (v1beta2): the v1beta1 conditions under
+// status.deprecated.v1beta1, readiness as status.initialization.
 func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool, error) {
 	ctx = kube.Report(ctx) // one write, not queued behind the fleet's applies
 	cluster, err := a.readCluster(ctx, in.Cluster)
@@ -260,23 +263,23 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 		}
 		wrote = true
 	}
-
-	next := cluster.Status.DeepCopy()
-	next.Phase = in.Phase
-	next.InfrastructureReady = in.InfrastructureReady
-	next.ControlPlaneReady = in.ControlPlaneReady
-	if in.ObservedGeneration > 0 {
-		next.ObservedGeneration = in.ObservedGeneration
+	next := roleFields{
+		phase:          in.Phase,
+		initialization: hubv1.ClusterInitializationStatus{InfrastructureProvisioned: trueOrNil(in.InfrastructureReady), ControlPlaneInitialized: trueOrNil(in.ControlPlaneReady)},
+		generation:     cluster.Status.ObservedGeneration,
+		v1beta1:        status.Merge(v1beta1Conditions(&cluster.Status), in.Conditions, time.Now()),
 	}
-	next.Conditions = adapt.ConditionsFromHub(status.Merge(adapt.ConditionsToHub(cluster.Status.Conditions), in.Conditions, time.Now()))
+	if in.ObservedGeneration > 0 {
+		next.generation = in.ObservedGeneration
+	}
 	v1beta2, err := a.clusterV1Beta2(ctx, cluster, in)
 	if err != nil {
 		return wrote, err
 	}
-	if reflect.DeepEqual(next, &cluster.Status) && samePlan && status.SameV1Beta2(adapt.ClusterV1Beta2StatusToHub(cluster.Status.V1Beta2), v1beta2) {
+	if next.same(&cluster.Status) && samePlan && status.SameV1Beta2(&cluster.Status, v1beta2) {
 		return wrote, nil
 	}
-	st, err := roleStatus(next, adapt.ClusterV1Beta2StatusFromHub(v1beta2), plan)
+	st, err := next.status(v1beta2, plan)
 	if err != nil {
 		return wrote, err
 	}
@@ -288,15 +291,12 @@ func (a *Activities) SetClusterStatus(ctx context.Context, in StatusInput) (bool
 	return true, nil
 }
 
-// setTopologyCondition writes only the TopologyReconciled condition, among the v1beta2 conditions
-// (a keyed list: Cluster API's Cluster controller owns the other entries), when Cluster API core
-// runs beside topoflow: phase, readiness, endpoint and the other conditions are its. The v1beta1
+// setTopologyCondition writes only the TopologyReconciled condition (a keyed list: Cluster API's
+// Cluster controller owns the other entries) and the upgrade plans, when Cluster API core runs
+// beside topoflow: phase, readiness, endpoint and the other conditions are its. The v1beta1
 // conditions list is atomic (one owner for the whole list), so topoflow leaves it to Cluster API.
-func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv1.Cluster, conds []status.Condition, plan *status.UpgradePlan, samePlan bool) (bool, error) {
-	var current *metav1.Condition
-	if cluster.Status.V1Beta2 != nil {
-		current = meta.FindStatusCondition(cluster.Status.V1Beta2.Conditions, string(status.TopologyReconciled))
-	}
+func (a *Activities) setTopologyCondition(ctx context.Context, cluster *hubv1.Cluster, conds []status.Condition, plan *status.UpgradePlan, samePlan bool) (bool, error) {
+	current := meta.FindStatusCondition(cluster.Status.Conditions, string(status.TopologyReconciled))
 	next := current
 	if i := slices.IndexFunc(conds, func(c status.Condition) bool { return c.Type == status.TopologyReconciled }); i >= 0 {
 		n := status.V1Beta2(conds[i], current, cluster.Generation, time.Now())
@@ -306,26 +306,43 @@ func (a *Activities) setTopologyCondition(ctx context.Context, cluster *clusterv
 		current.ObservedGeneration == next.ObservedGeneration && samePlan) {
 		return false, nil
 	}
-	v1beta2, err := v1beta2Field(&clusterv1.ClusterV1Beta2Status{Conditions: []metav1.Condition{*next}}, plan)
+	st, err := v1beta2Field(&hubv1.ClusterStatus{Conditions: []metav1.Condition{*next}}, plan)
 	if err != nil {
 		return false, err
 	}
 	obj := clusterShell(cluster)
-	obj.Object["status"] = map[string]any{"v1beta2": v1beta2}
+	obj.Object["status"] = st
 	if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// roleStatus is the status the Cluster controller role applies: phase, readiness, its v1beta1
-// conditions and observed generation, and status.v1beta2 (v1beta2Field).
-func roleStatus(next *clusterv1.ClusterStatus, v1beta2 *clusterv1.ClusterV1Beta2Status, plan *status.UpgradePlan) (map[string]any, error) {
-	conds := make([]any, 0, len(next.Conditions))
-	for _, c := range next.Conditions {
-		m := map[string]any{"type": string(c.Type), "status": string(c.Status), "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
+// roleFields are the status fields the Cluster controller role writes besides the v1beta2
+// conditions and counters: the phase, the two initialization steps, the observed generation and
+// the v1beta1 conditions (status.deprecated.v1beta1).
+type roleFields struct {
+	phase          string
+	initialization hubv1.ClusterInitializationStatus
+	generation     int64
+	v1beta1        hubv1.V1Beta1Conditions
+}
+
+// same says the Cluster's status holds f already.
+func (f roleFields) same(st *hubv1.ClusterStatus) bool {
+	return f.phase == st.Phase && reflect.DeepEqual(f.initialization, st.Initialization) &&
+		f.generation == st.ObservedGeneration && reflect.DeepEqual(f.v1beta1, v1beta1Conditions(st))
+}
+
+// status is the status the Cluster controller role applies: f, and the v1beta2 conditions and
+// counters with the upgrade plans (v1beta2Field). A step not taken (initialization) is left out,
+// as Cluster API's conversion of a v1beta1 false leaves it.
+func (f roleFields) status(v1beta2 *hubv1.ClusterStatus, plan *status.UpgradePlan) (map[string]any, error) {
+	conds := make([]any, 0, len(f.v1beta1))
+	for _, c := range f.v1beta1 {
+		m := map[string]any{"type": c.Type, "status": string(c.Status), "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
 		if c.Severity != "" {
-			m["severity"] = string(c.Severity)
+			m["severity"] = c.Severity
 		}
 		if c.Reason != "" {
 			m["reason"] = c.Reason
@@ -335,32 +352,48 @@ func roleStatus(next *clusterv1.ClusterStatus, v1beta2 *clusterv1.ClusterV1Beta2
 		}
 		conds = append(conds, m)
 	}
-	st := map[string]any{
-		"phase":               next.Phase,
-		"infrastructureReady": next.InfrastructureReady,
-		"controlPlaneReady":   next.ControlPlaneReady,
-		"conditions":          conds,
-	}
-	if next.ObservedGeneration > 0 {
-		st["observedGeneration"] = next.ObservedGeneration
-	}
-	v, err := v1beta2Field(v1beta2, plan)
+	st, err := v1beta2Field(v1beta2, plan)
 	if err != nil {
 		return nil, err
 	}
-	if len(v) > 0 {
-		st["v1beta2"] = v
+	st["phase"] = f.phase
+	st["deprecated"] = map[string]any{"v1beta1": map[string]any{"conditions": conds}}
+	init := map[string]any{}
+	if f.initialization.InfrastructureProvisioned != nil {
+		init["infrastructureProvisioned"] = true
+	}
+	if f.initialization.ControlPlaneInitialized != nil {
+		init["controlPlaneInitialized"] = true
+	}
+	if len(init) > 0 {
+		st["initialization"] = init
+	}
+	if f.generation > 0 {
+		st["observedGeneration"] = f.generation
 	}
 	return st, nil
 }
 
-// currentPlan is the upgrade plan the Cluster's status holds.
-func currentPlan(cluster *clusterv1.Cluster) *status.UpgradePlan {
-	p := &status.UpgradePlan{}
-	st := cluster.Status.V1Beta2
-	if st == nil {
-		return p
+// v1beta1Conditions are the v1beta1 conditions a status keeps (status.deprecated.v1beta1).
+func v1beta1Conditions(st *hubv1.ClusterStatus) hubv1.V1Beta1Conditions {
+	if st.Deprecated == nil || st.Deprecated.V1Beta1 == nil {
+		return nil
 	}
+	return st.Deprecated.V1Beta1.Conditions
+}
+
+// trueOrNil is a one-way step as v1beta2 holds it: set once taken, unset before.
+func trueOrNil(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return &b
+}
+
+// currentPlan is the upgrade plan the Cluster's status holds.
+func currentPlan(cluster *hubv1.Cluster) *status.UpgradePlan {
+	p := &status.UpgradePlan{}
+	st := cluster.Status
 	if st.ControlPlane != nil {
 		for _, v := range st.ControlPlane.UpgradePlan {
 			p.ControlPlane = append(p.ControlPlane, v.Version)
@@ -374,9 +407,9 @@ func currentPlan(cluster *clusterv1.Cluster) *status.UpgradePlan {
 	return p
 }
 
-func clusterShell(c *clusterv1.Cluster) *unstructured.Unstructured {
+func clusterShell(c *hubv1.Cluster) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": clusterv1.GroupVersion.String(),
+		"apiVersion": hubv1.GroupVersion.String(),
 		"kind":       "Cluster",
 		"metadata":   map[string]any{"name": c.Name, "namespace": c.Namespace},
 	}}

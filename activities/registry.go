@@ -19,6 +19,7 @@ import (
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/validation"
 	"github.com/topoflow/topoflow/model/variables"
@@ -184,9 +185,9 @@ func distinctTemplateRefs(class *clusterv1.ClusterClass) []desired.TemplateRef {
 }
 
 // discoversVariables says whether a class has external patches that define variables.
-func discoversVariables(class *clusterv1.ClusterClass) bool {
+func discoversVariables(class *hubv1.ClusterClass) bool {
 	for _, p := range class.Spec.Patches {
-		if p.External != nil && p.External.DiscoverVariablesExtension != nil {
+		if p.External != nil && p.External.DiscoverVariablesExtension != "" {
 			return true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
+	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/revision"
@@ -109,7 +110,7 @@ func variablesCurrent(class *clusterv1.ClusterClass) error {
 		return nil
 	}
 	what := "its status"
-	if discoversVariables(class) {
+	if discoversVariables(adapt.ClusterClassToHub(class)) {
 		what = "variable discovery"
 	}
 	return fmt.Errorf("ClusterClass %s/%s: %s has not caught up with generation %d yet (status.observedGeneration %d): status.variables, which a revision records, may be stale",

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
@@ -38,7 +37,7 @@ func (a *Activities) ensureShim(ctx context.Context, cluster *hubv1.Cluster, clu
 
 // deleteShim deletes the Cluster's shim Secret once the Cluster owns what the shim guarded
 // (desired.ShimDeletable); an absent shim is fine.
-func (a *Activities) deleteShim(ctx context.Context, cluster *clusterv1.Cluster) error {
+func (a *Activities) deleteShim(ctx context.Context, cluster *hubv1.Cluster) error {
 	// Without a garbage collector (the local stack) the infrastructure cluster and control plane
 	// keep their owner reference to the deleted shim, and every pass finds it deletable again;
 	// the client remembers the delete and does not send it again.

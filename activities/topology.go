@@ -11,16 +11,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/decode"
@@ -107,17 +105,16 @@ func (r *ApplyResult) unmanaged() bool { return r.Skip == SkipGone || r.Skip == 
 
 // loaded is everything read from the API server for one computation.
 type loaded struct {
-	// cluster and class are as read (v1beta1); input holds their hub forms (adapt).
-	cluster *clusterv1.Cluster
-	class   *clusterv1.ClusterClass
-	input   desired.Input
+	// input is the computation's input: the Cluster and its class as read (or its class's
+	// revision), the templates and the current objects.
+	input desired.Input
 	// state is the decision's desired state, once made: the apply writes its objects in the
 	// version the server serves (desired.State.InServedVersion).
 	state *desired.State
 	// extensionCalls collects the external patch answers of the computation.
 	extensionCalls []string
 	// currentMPs are the topology-owned MachinePools of the Cluster.
-	currentMPs []clusterv1.MachinePool
+	currentMPs []hubv1.MachinePool
 	// uids are the uids of everything read that exists: every apply intent for one of them is
 	// an update (desired.UIDs.Stamp).
 	uids desired.UIDs
@@ -186,7 +183,7 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 	}
 	pending := start.PendingAfter(passed)
 	if pending != nil {
-		if err := a.writePendingHooks(ctx, l.cluster, pending); err != nil {
+		if err := a.writePendingHooks(ctx, l.input.Cluster, pending); err != nil {
 			return nil, err
 		}
 	}
@@ -194,9 +191,9 @@ func (a *Activities) applyPass(ctx context.Context, in ApplyInput, l *loaded, sk
 		ExternalPatches:   l.extensionCalls,
 		Upgrade:           upgradeSummary(l, dec),
 		Owed:              dec.Owed,
-		Generation:        l.cluster.Generation,
-		Class:             l.class.Name,
-		Version:           l.cluster.Spec.Topology.Version,
+		Generation:        l.input.Cluster.Generation,
+		Class:             l.input.Class.Name,
+		Version:           l.input.Cluster.Spec.Topology.Version,
 		HasInfrastructure: dec.State.InfrastructureCluster != nil,
 		Passed:            passed,
 		PendingHooks:      pending,
@@ -225,13 +222,10 @@ func (a *Activities) decidePass(ctx context.Context, ledger *upgrade.Ledger, l *
 	var passed []upgrade.Due
 	switch ledger.CreateGate(l.input.Cluster, !slices.Contains(skipHooks, hooksv1.BeforeClusterCreate)) {
 	case upgrade.CreateHeld:
-		return nil, nil, &ApplyResult{Skip: SkipCreateHeld, Generation: l.cluster.Generation, Class: l.class.Name, Version: l.cluster.Spec.Topology.Version}, nil
+		return nil, nil, &ApplyResult{Skip: SkipCreateHeld, Generation: l.input.Cluster.Generation, Class: l.input.Class.Name, Version: l.input.Cluster.Spec.Topology.Version}, nil
 	case upgrade.CreateUnhandled:
 		passed = append(passed, upgrade.Due{Hook: hooksv1.BeforeClusterCreate})
 		ledger.Record(passed[0])
-	}
-	if errs := definitionFromErrors(l.cluster); len(errs) > 0 {
-		return nil, nil, nil, computeFailed(&desired.InvalidError{Object: "Cluster " + l.cluster.Namespace + "/" + l.cluster.Name, Errs: errs})
 	}
 	dec, err := topology.Decide(topology.Input{Desired: l.input, Ledger: ledger, Unhandled: skipHooks, Planner: a.upgradePlanner(ctx, l)})
 	if err != nil {
@@ -239,7 +233,7 @@ func (a *Activities) decidePass(ctx context.Context, ledger *upgrade.Ledger, l *
 	}
 	l.state = dec.State
 	if rev := l.revision; rev != nil && rev.Pin {
-		if err := a.pinCluster(ctx, l.cluster, rev.Name); err != nil {
+		if err := a.pinCluster(ctx, l.input.Cluster, rev.Name); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -264,7 +258,7 @@ func (a *Activities) writeParts(ctx context.Context, cluster ClusterRef, l *load
 	if err := a.applyControlPlane(ctx, l, state, res); err != nil {
 		return err
 	}
-	a.changeEvents(l.cluster, topology.ControlPlaneChanges(l.input.Current, state))
+	a.changeEvents(l.input.Cluster, topology.ControlPlaneChanges(l.input.Current, state))
 	if err := a.deleteAll(ctx, dec.Deletes.ControlPlane, res); err != nil {
 		return err
 	}
@@ -274,15 +268,15 @@ func (a *Activities) writeParts(ctx context.Context, cluster ClusterRef, l *load
 	if err := a.applyWorkers(ctx, l, state, res); err != nil {
 		return err
 	}
-	a.changeEvents(l.cluster, topology.WorkerChanges(l.input.Current, state))
+	a.changeEvents(l.input.Cluster, topology.WorkerChanges(l.input.Current, state))
 	if err := a.deleteAll(ctx, dec.Deletes.Workers, res); err != nil {
 		return err
 	}
-	if err := a.releaseTopologyFinalizers(ctx, l.cluster.Namespace, l.input.Current); err != nil {
+	if err := a.releaseTopologyFinalizers(ctx, l.input.Cluster.Namespace, l.input.Current); err != nil {
 		return err
 	}
 	if rev := l.revision; rev != nil {
-		return a.markClassRevisionApplied(ctx, l.cluster, rev.Name)
+		return a.markClassRevisionApplied(ctx, l.input.Cluster, rev.Name)
 	}
 	return nil
 }
@@ -330,7 +324,7 @@ func (a *Activities) load(ctx context.Context, ref ClusterRef) (*loaded, *ApplyR
 // opted in to revisions, its spec and templates are those of the Cluster's revision
 // (classRevisionFor): an edit of such a class moves no Cluster until a Rollout moves its pin. A
 // class given is computed from as given: the fleet plan of an edit plans what moving to it does.
-func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass, given map[string]*unstructured.Unstructured) (*loaded, error) {
+func (a *Activities) loadFor(ctx context.Context, cluster *hubv1.Cluster, class *hubv1.ClusterClass, given map[string]*unstructured.Unstructured) (*loaded, error) {
 	var err error
 	var rev *pinnedClass
 	live := class == nil
@@ -350,24 +344,19 @@ func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, cl
 			return nil, err
 		}
 	}
-	hubCluster, err := adapt.ClusterToHub(cluster)
-	if err != nil {
-		return nil, computeFailed(err)
-	}
-	hubClass := adapt.ClusterClassToHub(class)
-	templates, err := a.readClassTemplates(ctx, hubClass, given)
+	templates, err := a.readClassTemplates(ctx, class, given)
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{cluster: cluster, class: class, uids: desired.UIDs{}, revision: rev}
-	l.input.Cluster, l.input.Class = hubCluster, hubClass
+	l := &loaded{uids: desired.UIDs{}, revision: rev}
+	l.input.Cluster, l.input.Class = cluster, class
 	current, err := a.readCurrent(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	l.input = desired.Input{
-		Cluster:   hubCluster,
-		Class:     hubClass,
+		Cluster:   cluster,
+		Class:     class,
 		Templates: templates,
 		Current:   *current,
 		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
@@ -381,26 +370,26 @@ func (a *Activities) loadFor(ctx context.Context, cluster *clusterv1.Cluster, cl
 }
 
 // skipOf says why a Cluster is not computed: deleting, not managed by a class, or paused (nil: it is).
-func skipOf(cluster *clusterv1.Cluster) *ApplyResult {
+func skipOf(cluster *hubv1.Cluster) *ApplyResult {
 	switch _, paused := cluster.Annotations[labels.Paused]; {
 	case cluster.DeletionTimestamp != nil:
 		_, ok := cluster.Annotations[runtimev1.OkToDeleteAnnotation]
-		return &ApplyResult{Skip: SkipDeleting, OkToDelete: ok, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}
-	case cluster.Spec.Topology == nil:
+		return &ApplyResult{Skip: SkipDeleting, OkToDelete: ok, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef.IsDefined()}
+	case !cluster.Spec.Topology.IsDefined():
 		return &ApplyResult{Skip: SkipNoTopology, Generation: cluster.Generation}
-	case cluster.Spec.Paused || paused:
-		return &ApplyResult{Skip: SkipPaused, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef != nil}
+	case (cluster.Spec.Paused != nil && *cluster.Spec.Paused) || paused:
+		return &ApplyResult{Skip: SkipPaused, Generation: cluster.Generation, HasInfrastructure: cluster.Spec.InfrastructureRef.IsDefined()}
 	}
 	return nil
 }
 
 // getClass reads the Cluster's ClusterClass (checkClass checks it, when it is computed from).
-func (a *Activities) getClass(ctx context.Context, cluster *clusterv1.Cluster) (*clusterv1.ClusterClass, error) {
-	class := &clusterv1.ClusterClass{}
-	classNS, name := cluster.ClassNamespace(), cluster.Spec.Topology.Class
-	if err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, classNS, name, class); err != nil {
+func (a *Activities) getClass(ctx context.Context, cluster *hubv1.Cluster) (*hubv1.ClusterClass, error) {
+	class := &hubv1.ClusterClass{}
+	classNS, name := cluster.ClassNamespace(), cluster.Spec.Topology.ClassRef.Name
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, classNS, name, class); err != nil {
 		if kube.IsNotFound(err) {
-			return nil, missing("ClusterClass %s/%s (spec.topology.class) not found", classNS, name)
+			return nil, missing("ClusterClass %s/%s (spec.topology.classRef) not found", classNS, name)
 		}
 		var fe *decode.FieldError
 		if errors.As(err, &fe) {
@@ -412,8 +401,8 @@ func (a *Activities) getClass(ctx context.Context, cluster *clusterv1.Cluster) (
 }
 
 // checkClass checks a live ClusterClass a Cluster is computed from.
-func checkClass(class *clusterv1.ClusterClass) error {
-	if errs := validation.ClusterClassV1Beta1(class, nil, nil); len(errs) > 0 {
+func checkClass(class *hubv1.ClusterClass) error {
+	if errs := validation.ClusterClass(class, nil, nil); len(errs) > 0 {
 		return invalid(&desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name, Errs: errs})
 	}
 	if discoversVariables(class) && class.Status.ObservedGeneration < class.Generation {
@@ -458,21 +447,25 @@ func (a *Activities) readClassTemplates(ctx context.Context, class *hubv1.Cluste
 // readCurrent reads the Cluster's current topology objects, noting the uid of each in l.uids:
 // every apply intent for one of them is an update (desired.UIDs.Stamp).
 func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Current, error) {
-	cluster, class := l.cluster, l.input.Class
+	cluster := l.input.Cluster
 	current := &desired.Current{
 		MachineDeployments: map[string]*hubv1.MachineDeployment{},
 		MachinePools:       map[string]*hubv1.MachinePool{},
 		Templates:          map[string]*unstructured.Unstructured{},
 		RefVersions:        desired.RefVersions{},
 	}
-	current.RefVersions.Add("Cluster", cluster.Name, cluster.Spec.InfrastructureRef, cluster.Spec.ControlPlaneRef)
-	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
-	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference { return desired.AtWriteVersion(class, ref) }
-	var err error
-	if current.InfrastructureCluster, err = a.getReferenced(ctx, at(cluster.Spec.InfrastructureRef), cluster.Namespace, "spec.infrastructureRef"); err != nil {
+	infraRef, cpRef, err := a.refsOf("Cluster", cluster.Name, current.RefVersions, cluster.Namespace, cluster.Spec.InfrastructureRef, cluster.Spec.ControlPlaneRef)
+	if err != nil {
 		return nil, err
 	}
-	if current.ControlPlane, err = a.getReferenced(ctx, at(cluster.Spec.ControlPlaneRef), cluster.Namespace, "spec.controlPlaneRef"); err != nil {
+	// Current objects are read in the version topoflow writes them (desired.AtWriteVersion).
+	at := func(ref *corev1.ObjectReference) *corev1.ObjectReference {
+		return desired.AtWriteVersion(l.input.Class, ref)
+	}
+	if current.InfrastructureCluster, err = a.getReferenced(ctx, at(infraRef), cluster.Namespace, "spec.infrastructureRef"); err != nil {
+		return nil, err
+	}
+	if current.ControlPlane, err = a.getReferenced(ctx, at(cpRef), cluster.Namespace, "spec.controlPlaneRef"); err != nil {
 		return nil, err
 	}
 	if cp := current.ControlPlane; cp != nil {
@@ -494,25 +487,40 @@ func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Curre
 	return current, nil
 }
 
+// refsOf resolves two contract references of the object named owner (of kind ownerKind: the
+// Cluster, a pool) to object references (contractRef), recording their versions in rv.
+func (a *Activities) refsOf(ownerKind, owner string, rv desired.RefVersions, ns string, first, second hubv1.ContractVersionedObjectReference) (*corev1.ObjectReference, *corev1.ObjectReference, error) {
+	r1, err := a.contractRef(first, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	r2, err := a.contractRef(second, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	rv.Add(ownerKind, owner, r1, r2)
+	return r1, r2, nil
+}
+
 // readPools reads the Cluster's topology-owned MachineDeployments (and their templates),
 // MachinePools and health checks, its MachineSets, and the templates labelled as its pools'.
 func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.Current, at func(*corev1.ObjectReference) *corev1.ObjectReference) error {
-	cluster := l.cluster
-	mds, err := listOwned[clusterv1.MachineDeployment](ctx, a, kube.V1Beta1MachineDeployments, cluster)
+	cluster := l.input.Cluster
+	mds, err := listOwned[hubv1.MachineDeployment](ctx, a, kube.MachineDeployments, cluster)
 	if err != nil {
 		return err
 	}
 	for i := range mds {
-		l.uids.Add("MachineDeployment", &mds[i])
-		if name := mds[i].Labels[labels.MachineDeploymentName]; name != "" {
-			md, err := adapt.MachineDeploymentToHub(&mds[i])
-			if err != nil {
-				return invalid(err)
-			}
+		md := &mds[i]
+		l.uids.Add("MachineDeployment", md)
+		if name := md.Labels[labels.MachineDeploymentName]; name != "" {
 			current.MachineDeployments[name] = md
 		}
-		current.RefVersions.Add("MachineDeployment", mds[i].Name, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef, &mds[i].Spec.Template.Spec.InfrastructureRef)
-		for _, ref := range []*corev1.ObjectReference{&mds[i].Spec.Template.Spec.InfrastructureRef, mds[i].Spec.Template.Spec.Bootstrap.ConfigRef} {
+		infra, bootstrap, err := a.refsOf("MachineDeployment", md.Name, current.RefVersions, cluster.Namespace, md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef)
+		if err != nil {
+			return err
+		}
+		for _, ref := range []*corev1.ObjectReference{infra, bootstrap} {
 			if ref != nil {
 				if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
 					return err
@@ -520,33 +528,28 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 			}
 		}
 	}
-	mps, err := listOwned[clusterv1.MachinePool](ctx, a, kube.V1Beta1MachinePools, cluster)
+	mps, err := listOwned[hubv1.MachinePool](ctx, a, kube.MachinePools, cluster)
 	if err != nil {
 		return err
 	}
 	l.currentMPs = mps
 	for i := range mps {
-		l.uids.Add("MachinePool", &mps[i])
-		if name := mps[i].Labels[labels.MachinePoolName]; name != "" {
-			mp, err := adapt.MachinePoolToHub(&mps[i])
-			if err != nil {
-				return invalid(err)
-			}
+		mp := &mps[i]
+		l.uids.Add("MachinePool", mp)
+		if name := mp.Labels[labels.MachinePoolName]; name != "" {
 			current.MachinePools[name] = mp
 		}
-		current.RefVersions.Add("MachinePool", mps[i].Name, mps[i].Spec.Template.Spec.Bootstrap.ConfigRef, &mps[i].Spec.Template.Spec.InfrastructureRef)
+		if _, _, err := a.refsOf("MachinePool", mp.Name, current.RefVersions, cluster.Namespace, mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.Template.Spec.Bootstrap.ConfigRef); err != nil {
+			return err
+		}
 	}
-	mhcs, err := listOwned[clusterv1.MachineHealthCheck](ctx, a, kube.V1Beta1MachineHealthChecks, cluster)
+	mhcs, err := listOwned[hubv1.MachineHealthCheck](ctx, a, kube.MachineHealthChecks, cluster)
 	if err != nil {
 		return err
 	}
 	for i := range mhcs {
 		l.uids.Add("MachineHealthCheck", &mhcs[i])
-		mhc, err := machineHealthCheckToHub(&mhcs[i])
-		if err != nil {
-			return invalid(err)
-		}
-		current.MachineHealthChecks = append(current.MachineHealthChecks, mhc)
+		current.MachineHealthChecks = append(current.MachineHealthChecks, &mhcs[i])
 	}
 	// MachineSets are read leniently (only the two references): Cluster API's have many fields.
 	sets, err := a.listIfServed(ctx, kube.V1Beta1MachineSets, cluster, "")
@@ -569,18 +572,22 @@ func (a *Activities) readPools(ctx context.Context, l *loaded, current *desired.
 // poolTemplates lists the Cluster's MachineDeployment templates by their labels (cluster-name and
 // deployment-name), of the kinds the class and the current pools use (a class may have changed
 // kind), so that a template an earlier pass kept is found again.
-func (a *Activities) poolTemplates(ctx context.Context, l *loaded, mds []clusterv1.MachineDeployment) ([]*unstructured.Unstructured, error) {
+func (a *Activities) poolTemplates(ctx context.Context, l *loaded, mds []hubv1.MachineDeployment) ([]*unstructured.Unstructured, error) {
 	kinds := map[string]bool{}
-	refs := []*corev1.ObjectReference{}
-	for _, md := range l.class.Spec.Workers.MachineDeployments {
-		refs = append(refs, md.Template.Bootstrap.Ref, md.Template.Infrastructure.Ref)
+	for _, md := range l.input.Class.Spec.Workers.MachineDeployments {
+		for _, r := range []hubv1.ClusterClassTemplateReference{md.Bootstrap.TemplateRef, md.Infrastructure.TemplateRef} {
+			if r.IsDefined() {
+				kinds[r.APIVersion+" "+r.Kind] = true
+			}
+		}
 	}
 	for _, md := range mds {
-		refs = append(refs, &md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef)
-	}
-	for _, r := range refs {
-		if r != nil {
-			kinds[r.APIVersion+" "+r.Kind] = true
+		for _, r := range []hubv1.ContractVersionedObjectReference{md.Spec.Template.Spec.InfrastructureRef, md.Spec.Template.Spec.Bootstrap.ConfigRef} {
+			if ref, err := a.contractRef(r, md.Namespace); err != nil {
+				return nil, err
+			} else if ref != nil {
+				kinds[ref.APIVersion+" "+ref.Kind] = true
+			}
 		}
 	}
 	var out []*unstructured.Unstructured
@@ -593,7 +600,7 @@ func (a *Activities) poolTemplates(ctx context.Context, l *loaded, mds []cluster
 		if err != nil {
 			return nil, err
 		}
-		templates, err := a.listIfServed(ctx, gvr, l.cluster, labels.MachineDeploymentName)
+		templates, err := a.listIfServed(ctx, gvr, l.input.Cluster, labels.MachineDeploymentName)
 		if err != nil {
 			return nil, err
 		}
@@ -669,12 +676,12 @@ func (a *Activities) readTemplate(ctx context.Context, ref *corev1.ObjectReferen
 }
 
 // listOwned lists a Cluster's topology-owned objects of one resource, decoded and sorted by name.
-func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster) ([]T, error) {
-	sel := labels.ClusterName + "=" + cluster.Name + "," + labels.TopologyOwned
+func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, cluster metav1.Object) ([]T, error) {
+	sel := labels.ClusterName + "=" + cluster.GetName() + "," + labels.TopologyOwned
 
-	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
+	items, err := a.Kube.List(ctx, gvr, cluster.GetNamespace(), sel)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
+		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.GetNamespace(), cluster.GetName(), err)
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
 	out := make([]T, len(items))
@@ -688,7 +695,7 @@ func listOwned[T any](ctx context.Context, a *Activities, gvr schema.GroupVersio
 
 // machineVersions reads the versions the Cluster's Machines run, by MachineDeployment
 // (upgrade.MachineVersions); nil where Machines are not served.
-func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Cluster) (upgrade.MachineVersions, error) {
+func (a *Activities) machineVersions(ctx context.Context, cluster *hubv1.Cluster) (upgrade.MachineVersions, error) {
 	items, err := a.Kube.List(ctx, kube.V1Beta1Machines, cluster.Namespace, labels.ClusterName+"="+cluster.Name)
 	switch {
 	case kube.IsNotFound(err):
@@ -701,17 +708,17 @@ func (a *Activities) machineVersions(ctx context.Context, cluster *clusterv1.Clu
 
 // listIfServed lists a Cluster's objects (label cluster-name, and withLabel when given) of a
 // resource that may not be served: none then.
-func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionResource, cluster *clusterv1.Cluster, withLabel string) ([]unstructured.Unstructured, error) {
-	sel := labels.ClusterName + "=" + cluster.Name
+func (a *Activities) listIfServed(ctx context.Context, gvr schema.GroupVersionResource, cluster metav1.Object, withLabel string) ([]unstructured.Unstructured, error) {
+	sel := labels.ClusterName + "=" + cluster.GetName()
 	if withLabel != "" {
 		sel += "," + withLabel
 	}
-	items, err := a.Kube.List(ctx, gvr, cluster.Namespace, sel)
+	items, err := a.Kube.List(ctx, gvr, cluster.GetNamespace(), sel)
 	switch {
 	case kube.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.Namespace, cluster.Name, err)
+		return nil, fmt.Errorf("listing %s of Cluster %s/%s: %w", gvr.Resource, cluster.GetNamespace(), cluster.GetName(), err)
 	}
 	return items, nil
 }
@@ -747,10 +754,12 @@ func (a *Activities) patchCluster(ctx context.Context, l *loaded, intent *unstru
 		// Recorded as the topology's intent (what plan prints), though it goes as a patch.
 		a.Kube.Sent(intent.DeepCopy(), labels.FieldManager)
 	}
-	if _, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, l.cluster.Namespace, l.cluster.Name, patch, StatusFieldManager); err != nil {
-		return fmt.Errorf("patching Cluster %s/%s: %w", l.cluster.Namespace, l.cluster.Name, err)
+	// The intent is computed as v1beta1 (desired's clusterIntent): patched as such, the client
+	// converts it to the version the API server serves.
+	if _, err := a.Kube.MergePatch(ctx, kube.V1Beta1Clusters, l.input.Cluster.Namespace, l.input.Cluster.Name, patch, StatusFieldManager); err != nil {
+		return fmt.Errorf("patching Cluster %s/%s: %w", l.input.Cluster.Namespace, l.input.Cluster.Name, err)
 	}
-	res.Applied = append(res.Applied, "Cluster "+l.cluster.Name)
+	res.Applied = append(res.Applied, "Cluster "+l.input.Cluster.Name)
 	return nil
 }
 
@@ -777,7 +786,7 @@ func (a *Activities) applyControlPlane(ctx context.Context, l *loaded, state *de
 		}
 		state.AddShimOwner(ref)
 	case desired.ShimDeletable(l.input.Cluster, cur.InfrastructureCluster, cur.ControlPlane, state.InfrastructureCluster != nil):
-		if err := a.deleteShim(ctx, l.cluster); err != nil {
+		if err := a.deleteShim(ctx, l.input.Cluster); err != nil {
 			return err
 		}
 	}
@@ -874,54 +883,4 @@ func (a *Activities) deleteAll(ctx context.Context, refs []corev1.ObjectReferenc
 		res.Deleted = append(res.Deleted, refs[i].Kind+" "+refs[i].Name)
 	}
 	return nil
-}
-
-// machineHealthCheckToHub is a MachineHealthCheck read as v1beta1 in its hub form, through Cluster
-// API's conversion (desired.V1Beta2; adapt has no MachineHealthCheck): what the computation reads
-// of the current checks (their names).
-func machineHealthCheckToHub(m *clusterv1.MachineHealthCheck) (*hubv1.MachineHealthCheck, error) {
-	u, err := desired.ToIntent(m)
-	if err != nil {
-		return nil, err
-	}
-	u.SetAPIVersion(clusterv1.GroupVersion.String())
-	u.SetKind("MachineHealthCheck")
-	v2, err := desired.V1Beta2(u)
-	if err != nil {
-		return nil, fmt.Errorf("MachineHealthCheck %s/%s: %w", m.Namespace, m.Name, err)
-	}
-	out := &hubv1.MachineHealthCheck{}
-	if err := decode.FromUnstructured(v2, out); err != nil {
-		return nil, fmt.Errorf("MachineHealthCheck %s/%s: %w", m.Namespace, m.Name, err)
-	}
-	out.ObjectMeta = *m.ObjectMeta.DeepCopy()
-	return out, nil
-}
-
-// definitionFromErrors is the check of the v1beta1 Cluster's variables the hub cannot make
-// (adapt.DeprecatedDefinitionFrom: a value that sets definitionFrom is refused), which
-// desired.Compute made before it computed on the hub (issue #37).
-func definitionFromErrors(cluster *clusterv1.Cluster) field.ErrorList {
-	topo := cluster.Spec.Topology
-	if topo == nil {
-		return nil
-	}
-	tp := field.NewPath("spec", "topology")
-	errs := adapt.DeprecatedDefinitionFrom(topo.Variables, tp.Child("variables"))
-	if v := topo.ControlPlane.Variables; v != nil {
-		errs = append(errs, adapt.DeprecatedDefinitionFrom(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))...)
-	}
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			if md.Variables != nil {
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(md.Variables.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))...)
-			}
-		}
-		for i, mp := range w.MachinePools {
-			if mp.Variables != nil {
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(mp.Variables.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))...)
-			}
-		}
-	}
-	return errs
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
-	"github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/topology"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -22,13 +22,13 @@ type planner func(in upgrade.Input) (*upgrade.ExternalPlan, error)
 // API the extension is asked again whenever the control plane or the workers have moved on, so
 // each answer is for the versions they run now.
 func (a *Activities) upgradePlanner(ctx context.Context, l *loaded) planner {
-	handler := l.class.Spec.UpgradePlanExtension()
+	handler := l.input.Class.Spec.UpgradePlanExtension()
 	if handler == "" {
 		return nil
 	}
 	// failed names the class field, so the Cluster's condition says where the handler comes from.
 	failed := func(err error) error {
-		return fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.class.Name, err)
+		return fmt.Errorf("spec.upgrade.external.generateUpgradePlanExtension of ClusterClass %s: %w", l.input.Class.Name, err)
 	}
 	extensionSaid := func(msg string) error {
 		return failed(&runtimeext.ExtensionError{Hook: hooksv1.GenerateUpgradePlan, Handler: handler, Message: msg})
@@ -42,14 +42,14 @@ func (a *Activities) upgradePlanner(ctx context.Context, l *loaded) planner {
 			return nil, err
 		}
 		cp := in.ControlPlane.SpecVersion
-		cluster := l.cluster.DeepCopy()
+		cluster := l.input.Cluster.DeepCopy()
 		cluster.ManagedFields = nil
-		cluster.APIVersion, cluster.Kind = v1beta1.GroupVersion.String(), "Cluster"
+		cluster.APIVersion, cluster.Kind = hubv1.GroupVersion.String(), "Cluster"
 		req := &hooksv1.GenerateUpgradePlanRequest{Cluster: *cluster, FromControlPlaneKubernetesVersion: cp,
 			FromWorkersKubernetesVersion: workers, ToKubernetesVersion: in.Target}
 		var resp hooksv1.GenerateUpgradePlanResponse
 		rc := &runtimeext.Client{Kube: a.Kube}
-		if err := rc.CallExtension(ctx, hooksv1.GenerateUpgradePlan, handler, l.cluster.Namespace, req, nil, &resp); err != nil {
+		if err := rc.CallExtension(ctx, hooksv1.GenerateUpgradePlan, handler, l.input.Cluster.Namespace, req, nil, &resp); err != nil {
 			return nil, failed(classify(err))
 		}
 		if resp.Status == "" {
@@ -75,5 +75,5 @@ func stepVersions(steps []hooksv1.UpgradeStepInfo) []string {
 // upgradeSummary says where an upgrade stands after a pass's decision; nil when no upgrade is in
 // progress.
 func upgradeSummary(l *loaded, dec *topology.Decision) *UpgradeSummary {
-	return upgrade.Summarize(dec.Upgrade, dec.Result, dec.HeldBy, dec.HeldVersion, l.class.Spec.UpgradePlanExtension(), dec.Finishing)
+	return upgrade.Summarize(dec.Upgrade, dec.Result, dec.HeldBy, dec.HeldVersion, l.input.Class.Spec.UpgradePlanExtension(), dec.Finishing)
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -34,7 +34,7 @@ type workloadClients struct {
 	clients map[string]kubernetes.Interface
 }
 
-func (w *workloadClients) get(ctx context.Context, k *kube.Client, cluster *clusterv1.Cluster) (kubernetes.Interface, error) {
+func (w *workloadClients) get(ctx context.Context, k *kube.Client, cluster *hubv1.Cluster) (kubernetes.Interface, error) {
 	key := cluster.Namespace + "/" + cluster.Name
 	w.mu.Lock()
 	c, ok := w.clients[key]
@@ -82,8 +82,8 @@ func (w *workloadClients) drop(namespace, name string) {
 // (status.nodeRefs) from the workload cluster: what Cluster API's IsMachinePoolUpgrading reads.
 // Like Cluster API it connects only when a MachinePool has Nodes (none while the Cluster is
 // created); its errors are worded as Cluster API's.
-func (a *Activities) nodeVersions(ctx context.Context, cluster *clusterv1.Cluster, mps []clusterv1.MachinePool) (upgrade.NodeVersions, error) {
-	var withNodes []*clusterv1.MachinePool
+func (a *Activities) nodeVersions(ctx context.Context, cluster *hubv1.Cluster, mps []hubv1.MachinePool) (upgrade.NodeVersions, error) {
+	var withNodes []*hubv1.MachinePool
 	for i := range mps {
 		if len(mps[i].Status.NodeRefs) > 0 {
 			withNodes = append(withNodes, &mps[i])

@@ -12,7 +12,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // TestWorkloadClients: the workload cluster's client comes from the kubeconfig Secret
@@ -35,8 +35,8 @@ current-context: c
 		secret("good-kubeconfig", map[string]any{"value": base64.StdEncoding.EncodeToString(kubeconfig)}),
 		secret("empty-kubeconfig", map[string]any{"other": base64.StdEncoding.EncodeToString(kubeconfig)}))
 	a := &Activities{Kube: &kube.Client{Dynamic: dyn}}
-	cluster := func(name string) *clusterv1.Cluster {
-		c := &clusterv1.Cluster{}
+	cluster := func(name string) *hubv1.Cluster {
+		c := &hubv1.Cluster{}
 		c.Namespace, c.Name = "ns", name
 		return c
 	}

@@ -45,6 +45,9 @@ const defaultTimeout = 10 * time.Second
 // Client calls Runtime Extensions.
 type Client struct {
 	Kube *kube.Client
+	// preferred, when set, names the version of a group and kind in place of the API server
+	// (tests).
+	preferred func(group, kind string) (string, error)
 }
 
 // Call is the record of one handler call (kept in workflow history for operators).
@@ -157,7 +160,7 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 		Message           string `json:"message"`
 		RetryAfterSeconds int32  `json:"retryAfterSeconds"`
 	}
-	body, err := requestBody(h, hook, req, nil)
+	body, err := c.requestBody(h, hook, req, nil)
 	if err == nil {
 		err = c.postInjected(ctx, h.config, hooksv1.HandlerPath(hook, name), body, h.timeout(), &resp)
 	}
@@ -177,9 +180,10 @@ func (c *Client) callOne(ctx context.Context, h registered, hook string, req map
 
 // requestBody completes a request: apiVersion, kind, the settings (the ExtensionConfig's,
 // overridden key by key by the caller's, as Cluster API merges them), and the Cluster (given
-// as v1beta1) in the version the ExtensionConfig's handlers read (RequestClusterVersion),
-// trimmed as Cluster API trims it (TrimRequestCluster).
-func requestBody(h registered, hook string, req map[string]any, settings map[string]string) (map[string]any, error) {
+// as v1beta2, the hub) in the version the ExtensionConfig's handlers read (RequestClusterVersion:
+// v1beta1 through Cluster API's conversion, contract references at the versions the API server
+// prefers), trimmed as Cluster API trims it (TrimRequestCluster).
+func (c *Client) requestBody(h registered, hook string, req map[string]any, settings map[string]string) (map[string]any, error) {
 	body := make(map[string]any, len(req)+3)
 	for k, v := range req {
 		body[k] = v
@@ -203,12 +207,12 @@ func requestBody(h registered, hook string, req map[string]any, settings map[str
 		if err != nil {
 			return nil, err
 		}
-		if version == runtimev1.ClusterV1Beta2 {
+		if version == runtimev1.ClusterV1Beta1 {
 			js, err := json.Marshal(cluster)
 			if err != nil {
 				return nil, err
 			}
-			if cluster, err = conversion.ClusterV1Beta2(js); err != nil {
+			if cluster, err = conversion.ClusterV1Beta1(js, c.versionOf); err != nil {
 				return nil, err
 			}
 		} else {
@@ -218,6 +222,18 @@ func requestBody(h registered, hook string, req map[string]any, settings map[str
 		body["cluster"] = cluster
 	}
 	return body, nil
+}
+
+// versionOf is the version the API server prefers for a group and kind (a v1beta1 request's
+// contract references carry one).
+func (c *Client) versionOf(group, kind string) (string, error) {
+	if c.preferred != nil {
+		return c.preferred(group, kind)
+	}
+	if c.Kube == nil {
+		return "", fmt.Errorf("kind %s in group %s: no API server to ask which version it serves", kind, group)
+	}
+	return c.Kube.PreferredVersion(group, kind)
 }
 
 func (h registered) timeout() time.Duration {

@@ -167,34 +167,36 @@ func TestIdempotencyKey(t *testing.T) {
 	assert.False(t, c.callAll(ctx, hs, hooksv1.BeforeClusterCreate, map[string]any{}).TransportFailed(), "a Failure is an answer")
 }
 
-// The Cluster in a lifecycle request is v1beta2 unless the ExtensionConfig asks for v1beta1
-// (runtimev1.RequestClusterVersionAnnotation), and trimmed as Cluster API trims it in both.
+// The Cluster in a lifecycle request (given on the hub, v1beta2) is sent as v1beta2 unless the
+// ExtensionConfig asks for v1beta1 (runtimev1.RequestClusterVersionAnnotation: Cluster API's
+// conversion, references at the versions the API server prefers), and trimmed as Cluster API
+// trims it in both.
 func TestRequestClusterVersion(t *testing.T) {
 	ext, err := extension.Start(hooksv1.BeforeClusterCreate)
 	require.NoError(t, err)
 	defer ext.Close()
 	cluster := map[string]any{
-		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
 		"metadata": map[string]any{"name": "c1", "namespace": "ns", "annotations": map[string]any{
 			"kubectl.kubernetes.io/last-applied-configuration": "{}", "team": "a",
 		}, "managedFields": []any{map[string]any{"manager": "kubectl"}}},
 		"spec": map[string]any{
-			"infrastructureRef": map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": "c1-x"},
-			"topology":          map[string]any{"class": "quick-start", "version": "v1.33.0"},
+			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "SimCluster", "name": "c1-x"},
+			"topology":          map[string]any{"classRef": map[string]any{"name": "quick-start"}, "version": "v1.33.0"},
 		},
-		"status": map[string]any{"phase": "Provisioned", "infrastructureReady": true},
+		"status": map[string]any{"phase": "Provisioned", "initialization": map[string]any{"infrastructureProvisioned": true}},
 	}
 	req := map[string]any{"cluster": cluster}
-	c := &Client{}
+	c := &Client{preferred: func(group, kind string) (string, error) { return "v1beta1", nil }}
 	for _, tc := range []struct {
 		annotation string
 		want       map[string]any // fields of the Cluster sent
 	}{
-		{"", map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "spec": map[string]any{
-			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "SimCluster", "name": "c1-x"},
-			"topology":          map[string]any{"classRef": map[string]any{"name": "quick-start"}, "version": "v1.33.0"},
+		{"", map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "spec": cluster["spec"]}},
+		{runtimev1.ClusterV1Beta1, map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "spec": map[string]any{
+			"infrastructureRef": map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "SimCluster", "name": "c1-x", "namespace": "ns"},
+			"topology":          map[string]any{"class": "quick-start", "version": "v1.33.0"},
 		}}},
-		{runtimev1.ClusterV1Beta1, map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "spec": cluster["spec"]}},
 	} {
 		cfg := config("ext", ext.URL, ext.CABundle)
 		if tc.annotation != "" {

@@ -90,7 +90,7 @@ func (c *Client) CallExtension(ctx context.Context, hook, name, namespace string
 		return err
 	}
 	var raw json.RawMessage
-	if body, err = requestBody(*h, hook, body, settings); err != nil {
+	if body, err = c.requestBody(*h, hook, body, settings); err != nil {
 		return &ExtensionError{Hook: hook, Handler: name, Message: err.Error()}
 	}
 	if err := c.postInjected(ctx, cfg, hooksv1.HandlerPath(hook, handler), body, h.timeout(), &raw); err != nil {

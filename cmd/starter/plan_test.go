@@ -59,7 +59,7 @@ func TestPlanInvalidInputListsEveryError(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, "Cluster default/demo is invalid:")
 	assert.Contains(t, msg, `spec.topology.variables[region].value: Unsupported value: "sim-mars-1"`)
-	assert.Contains(t, msg, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value")
+	assert.Contains(t, msg, "spec.topology.workers.machineDeployments[md-1].variables.overrides[workerInstanceType].value")
 	assert.Equal(t, 3, strings.Count(msg, "\n")+1, "a header and one line per error")
 	assert.Empty(t, out.String(), "nothing printed on invalid input")
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
@@ -68,7 +67,7 @@ type Result struct {
 	// Changes are present when current objects were given: desired objects first, then deletions.
 	Changes []Change
 	// Variables are the Cluster's variables after defaulting.
-	Variables []clusterv1.ClusterVariable
+	Variables []hubv1.ClusterVariable
 	// Course is the upgrade's way to its end (Through, where an upgrade is due; else nil).
 	Course *upgrade.Course `json:",omitempty"`
 
@@ -80,17 +79,13 @@ type Result struct {
 type Input struct {
 	// Desired is the computation input, on the hub (model/api/v1beta2).
 	Desired desired.Input
-	// Cluster and Class are the Cluster and its class as read (v1beta1), whose hub forms Desired
-	// holds (adapt): the webhooks' rules validate them, and the Cluster's intent is compared with
-	// the Cluster itself.
-	Cluster *clusterv1.Cluster
-	Class   *clusterv1.ClusterClass
-	// Current are the Cluster's current topology objects (may be empty).
+	// Current are the Cluster's current topology objects (may be empty), the cluster.x-k8s.io
+	// ones as v1beta2 (the plan compares on the hub).
 	Current []*unstructured.Unstructured
 	// Old is the Cluster as stored, for the update rules (nil: a new Cluster). A plan of a
 	// stored Cluster passes the Cluster itself; a plan file with current objects passes what
 	// runs (the control plane's version stands in for the old spec.topology.version).
-	Old *clusterv1.Cluster
+	Old *hubv1.Cluster
 	// Ledger is what the Cluster's lifecycle hooks answered (its workflow's state query); nil
 	// plans as if every hook let every move through.
 	Ledger *upgrade.Ledger
@@ -110,8 +105,16 @@ const PlannedShimUID = "planned-shim-uid"
 // the templates the class references, and any current objects of the Cluster (objects labelled
 // cluster.x-k8s.io/cluster-name with the Cluster's name). Errors name every problem found.
 func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error) {
-	objs, err := conversion.DocumentsV1Beta1(objs)
+	// References' versions are a v1beta1 notion (the hub's contract references have none): read
+	// from the documents as v1beta1 serves them, for a plan printed in v1beta1.
+	if err := strictV1Beta1(objs); err != nil {
+		return nil, err
+	}
+	v1beta1Docs, err := conversion.DocumentsV1Beta1(objs)
 	if err != nil {
+		return nil, fmt.Errorf("plan input: %w", err)
+	}
+	if objs, err = conversion.DocumentsV1Beta2(objs); err != nil {
 		return nil, fmt.Errorf("plan input: %w", err)
 	}
 	class, cluster, rest, err := classAndCluster(objs)
@@ -119,20 +122,15 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		return nil, err
 	}
 	defaultNamespace(class, cluster)
-	if err := validation.DefaultClusterV1Beta1(cluster); err != nil {
+	if err := validation.DefaultCluster(cluster); err != nil {
 		return nil, fmt.Errorf("plan input: %w", err)
 	}
 	if cluster.UID == "" {
 		cluster.UID = types.UID("planned-" + cluster.Namespace + "-" + cluster.Name)
 	}
-
-	hubCluster, err := adapt.ClusterToHub(cluster)
-	if err != nil {
-		return nil, fmt.Errorf("plan input: %w", err)
-	}
-	in := &Input{Cluster: cluster, Class: class, Desired: desired.Input{
-		Cluster:   hubCluster,
-		Class:     adapt.ClusterClassToHub(class),
+	in := &Input{Desired: desired.Input{
+		Cluster:   cluster,
+		Class:     class,
 		Templates: map[string]*unstructured.Unstructured{},
 		Names:     names.Source{Seed: seed},
 		Current: desired.Current{
@@ -142,17 +140,17 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 			RefVersions:        desired.RefVersions{},
 		},
 	}}
-	in.Desired.Current.RefVersions.Add("Cluster", cluster.Name, cluster.Spec.InfrastructureRef, cluster.Spec.ControlPlaneRef)
+	addRefVersions(in.Desired.Current.RefVersions, v1beta1Docs, cluster.Name)
 	if err := in.sort(rest); err != nil {
 		return nil, err
 	}
-	if cluster.Spec.Topology != nil && (cluster.Spec.Topology.Class != class.Name || cluster.ClassNamespace() != class.Namespace) {
-		return nil, fmt.Errorf("plan input: Cluster %s/%s: spec.topology.class names ClusterClass %s/%s, but the file holds ClusterClass %s/%s",
-			cluster.Namespace, cluster.Name, cluster.ClassNamespace(), cluster.Spec.Topology.Class, class.Namespace, class.Name)
+	if topo := cluster.Spec.Topology; topo.IsDefined() && (topo.ClassRef.Name != class.Name || cluster.ClassNamespace() != class.Namespace) {
+		return nil, fmt.Errorf("plan input: Cluster %s/%s: spec.topology.classRef names ClusterClass %s/%s, but the file holds ClusterClass %s/%s",
+			cluster.Namespace, cluster.Name, cluster.ClassNamespace(), topo.ClassRef.Name, class.Namespace, class.Name)
 	}
-	if cluster.Spec.ControlPlaneRef != nil || cluster.Spec.InfrastructureRef != nil {
+	if cluster.Spec.ControlPlaneRef.IsDefined() || cluster.Spec.InfrastructureRef.IsDefined() {
 		in.Old = cluster.DeepCopy()
-		if cp := in.Desired.Current.ControlPlane; cp != nil && cluster.Spec.Topology != nil {
+		if cp := in.Desired.Current.ControlPlane; cp != nil && cluster.Spec.Topology.IsDefined() {
 			if v, _, _ := contract.String(cp, contract.ControlPlaneVersion); v != "" {
 				in.Old.Spec.Topology.Version = v
 			}
@@ -232,15 +230,15 @@ func nodeVersions(mps map[string]*hubv1.MachinePool, nodes map[string]*unstructu
 
 // classAndCluster takes the one ClusterClass and the one Cluster from a plan file's documents,
 // decoded; rest are the other documents.
-func classAndCluster(objs []*unstructured.Unstructured) (*clusterv1.ClusterClass, *clusterv1.Cluster, []*unstructured.Unstructured, error) {
+func classAndCluster(objs []*unstructured.Unstructured) (*hubv1.ClusterClass, *hubv1.Cluster, []*unstructured.Unstructured, error) {
 	var problems []string
 	var classes, clusters []*unstructured.Unstructured
 	rest := []*unstructured.Unstructured{}
 	for _, o := range objs {
 		switch {
-		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "ClusterClass":
+		case isClusterAPI(o, "ClusterClass"):
 			classes = append(classes, o)
-		case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "Cluster":
+		case isClusterAPI(o, "Cluster"):
 			clusters = append(clusters, o)
 		default:
 			rest = append(rest, o)
@@ -255,11 +253,11 @@ func classAndCluster(objs []*unstructured.Unstructured) (*clusterv1.ClusterClass
 	if len(problems) > 0 {
 		return nil, nil, nil, fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
-	class := &clusterv1.ClusterClass{}
+	class := &hubv1.ClusterClass{}
 	if err := decode.FromUnstructured(classes[0], class); err != nil {
 		problems = append(problems, err.Error())
 	}
-	cluster := &clusterv1.Cluster{}
+	cluster := &hubv1.Cluster{}
 	if err := decode.FromUnstructured(clusters[0], cluster); err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -270,7 +268,7 @@ func classAndCluster(objs []*unstructured.Unstructured) (*clusterv1.ClusterClass
 }
 
 // defaultNamespace puts objects without a namespace in "default", as kubectl would.
-func defaultNamespace(class *clusterv1.ClusterClass, cluster *clusterv1.Cluster) {
+func defaultNamespace(class *hubv1.ClusterClass, cluster *hubv1.Cluster) {
 	if class.Namespace == "" {
 		class.Namespace = "default"
 	}
@@ -283,40 +281,25 @@ func defaultNamespace(class *clusterv1.ClusterClass, cluster *clusterv1.Cluster)
 func (in *Input) addCurrent(o *unstructured.Unstructured, key string) error {
 	cluster := in.Desired.Cluster
 	switch {
-	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineDeployment":
-		md := &clusterv1.MachineDeployment{}
+	case isClusterAPI(o, "MachineDeployment"):
+		md := &hubv1.MachineDeployment{}
 		if err := decode.FromUnstructured(o, md); err != nil {
 			return err
 		}
-		hub, err := adapt.MachineDeploymentToHub(md)
-		if err != nil {
-			return err
-		}
-		in.Desired.Current.MachineDeployments[md.Labels[labels.MachineDeploymentName]] = hub
-		in.Desired.Current.RefVersions.Add("MachineDeployment", md.Name, md.Spec.Template.Spec.Bootstrap.ConfigRef, &md.Spec.Template.Spec.InfrastructureRef)
-	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachinePool":
-		mp := &clusterv1.MachinePool{}
+		in.Desired.Current.MachineDeployments[md.Labels[labels.MachineDeploymentName]] = md
+	case isClusterAPI(o, "MachinePool"):
+		mp := &hubv1.MachinePool{}
 		if err := decode.FromUnstructured(o, mp); err != nil {
 			return err
 		}
-		hub, err := adapt.MachinePoolToHub(mp)
-		if err != nil {
-			return err
-		}
-		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = hub
-		in.Desired.Current.RefVersions.Add("MachinePool", mp.Name, mp.Spec.Template.Spec.Bootstrap.ConfigRef, &mp.Spec.Template.Spec.InfrastructureRef)
+		in.Desired.Current.MachinePools[mp.Labels[labels.MachinePoolName]] = mp
 	case cluster.Spec.ControlPlaneRef.IsDefined() && o.GetKind() == cluster.Spec.ControlPlaneRef.Kind && o.GetName() == cluster.Spec.ControlPlaneRef.Name:
 		in.Desired.Current.ControlPlane = o
 	case cluster.Spec.InfrastructureRef.IsDefined() && o.GetKind() == cluster.Spec.InfrastructureRef.Kind && o.GetName() == cluster.Spec.InfrastructureRef.Name:
 		in.Desired.Current.InfrastructureCluster = o
-	case o.GetAPIVersion() == clusterv1.GroupVersion.String() && o.GetKind() == "MachineHealthCheck":
-		// Read as Cluster API's conversion serves it in v1beta2 (adapt has no MachineHealthCheck).
-		v2, err := desired.V1Beta2(o)
-		if err != nil {
-			return err
-		}
+	case isClusterAPI(o, "MachineHealthCheck"):
 		mhc := &hubv1.MachineHealthCheck{}
-		if err := decode.FromUnstructured(v2, mhc); err != nil {
+		if err := decode.FromUnstructured(o, mhc); err != nil {
 			return err
 		}
 		in.Desired.Current.MachineHealthChecks = append(in.Desired.Current.MachineHealthChecks, mhc)
@@ -372,18 +355,14 @@ func compute(in *Input, through bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The plan compares and prints in topoflow's version (v1beta1): the hub's pools and health
-	// checks as the v1beta1 apply writes them (desired.State.InServedVersion).
+	// The plan compares on the hub: pools and health checks as v1beta2, as the current objects
+	// are read (the Cluster's intent is compared by desired.ClusterPatch).
 	for i, o := range objs {
-		if objs[i], err = state.InServedVersion(o, ""); err != nil {
+		if objs[i], err = state.InServedVersion(o, conversion.V1Beta2GroupVersion.String()); err != nil {
 			return nil, err
 		}
 	}
-	var was []clusterv1.ClusterVariable
-	if in.Cluster != nil && in.Cluster.Spec.Topology != nil {
-		was = in.Cluster.Spec.Topology.Variables
-	}
-	res := &Result{Objects: objs, Variables: adapt.ClusterVariablesFromHub(state.Variables, was), Course: course, decision: dec}
+	res := &Result{Objects: objs, Variables: state.Variables, Course: course, decision: dec}
 	if len(in.Current) == 0 && !in.Desired.Cluster.Spec.ControlPlaneRef.IsDefined() {
 		return res, in.print(res)
 	}
@@ -411,7 +390,7 @@ func (in *Input) print(res *Result) error {
 	}
 	for i, o := range res.Objects {
 		var err error
-		if res.Objects[i], err = printedIn(o, v); err != nil {
+		if res.Objects[i], err = printedIn(res.decision.State, o, v); err != nil {
 			return err
 		}
 	}
@@ -421,19 +400,19 @@ func (in *Input) print(res *Result) error {
 // validate applies the webhooks' rules to the class and the Cluster, and the version rules against
 // what runs.
 func validate(in *Input) error {
-	c := in.Cluster
-	errs := validation.ClusterClassV1Beta1(in.Class, nil, nil)
-	errs = append(errs, validation.ClusterV1Beta1(c, in.Old, in.Class, nil)...)
-	if in.Old != nil && c.Spec.Topology != nil {
+	c, class := in.Desired.Cluster, in.Desired.Class
+	errs := validation.ClusterClass(class, nil, nil)
+	errs = append(errs, validation.Cluster(c, in.Old, class, nil)...)
+	if in.Old != nil && c.Spec.Topology.IsDefined() {
 		cur := in.Desired.Current
-		running, err := upgrade.InputFrom(in.Desired.Cluster, in.Desired.Class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
+		running, err := upgrade.InputFrom(c, class, cur.ControlPlane, cur.MachineDeployments, cur.MachinePools, cur.MachineVersions, cur.NodeVersions)
 		if err != nil {
 			return err
 		}
-		errs = append(errs, validation.VersionAgainstRunningV1Beta1(c, in.Old, running)...)
+		errs = append(errs, validation.VersionAgainstRunning(c, in.Old, running)...)
 	}
 	if len(errs) > 0 {
-		return &desired.InvalidError{Object: "ClusterClass " + in.Class.Namespace + "/" + in.Class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
+		return &desired.InvalidError{Object: "ClusterClass " + class.Namespace + "/" + class.Name + " and Cluster " + c.Namespace + "/" + c.Name, Errs: errs}
 	}
 	return nil
 }
@@ -463,7 +442,7 @@ func changes(in *Input, dec *topology.Decision, objs []*unstructured.Unstructure
 		current[c.GetKind()+"/"+c.GetName()] = c
 	}
 	// The Cluster always exists: its intent is compared with the Cluster itself.
-	if u, err := desired.ToIntent(in.Cluster); err == nil {
+	if u, err := desired.ToIntent(in.Desired.Cluster); err == nil {
 		current["Cluster/"+u.GetName()] = u
 	}
 	// Templates rotated away from: a desired template of the same role replaces them.
@@ -583,4 +562,58 @@ func (r *Result) List() *unstructured.UnstructuredList {
 		list.Items = append(list.Items, *o)
 	}
 	return list
+}
+
+// addRefVersions records the versions of the Cluster's references and of its current pools'
+// template references, read from the documents as v1beta1 serves them (desired.RefVersions).
+func addRefVersions(rv desired.RefVersions, v1beta1Docs []*unstructured.Unstructured, cluster string) {
+	refAt := func(o *unstructured.Unstructured, path ...string) *corev1.ObjectReference {
+		m, ok, _ := unstructured.NestedStringMap(o.Object, path...)
+		if !ok || m["apiVersion"] == "" {
+			return nil
+		}
+		return &corev1.ObjectReference{APIVersion: m["apiVersion"], Kind: m["kind"], Name: m["name"]}
+	}
+	for _, o := range v1beta1Docs {
+		switch {
+		case isClusterAPI(o, "Cluster") && o.GetName() == cluster:
+			rv.Add("Cluster", cluster, refAt(o, "spec", "infrastructureRef"), refAt(o, "spec", "controlPlaneRef"))
+		case (isClusterAPI(o, "MachineDeployment") || isClusterAPI(o, "MachinePool")) && o.GetLabels()[labels.ClusterName] == cluster:
+			rv.Add(o.GetKind(), o.GetName(), refAt(o, "spec", "template", "spec", "bootstrap", "configRef"), refAt(o, "spec", "template", "spec", "infrastructureRef"))
+		}
+	}
+}
+
+// strictV1Beta1 reads the file's v1beta1 Clusters, ClusterClasses and pools strictly, as written:
+// Cluster API's conversion to the hub drops a field it does not know, and a plan file's typo must
+// be an error, not a field ignored (v1beta2 documents are read strictly on the hub).
+func strictV1Beta1(objs []*unstructured.Unstructured) error {
+	var problems []string
+	for _, o := range objs {
+		if o.GetAPIVersion() != clusterv1.GroupVersion.String() {
+			continue
+		}
+		var into any
+		switch o.GetKind() {
+		case "Cluster":
+			into = &clusterv1.Cluster{}
+		case "ClusterClass":
+			into = &clusterv1.ClusterClass{}
+		case "MachineDeployment":
+			into = &clusterv1.MachineDeployment{}
+		case "MachinePool":
+			into = &clusterv1.MachinePool{}
+		case "MachineHealthCheck":
+			into = &clusterv1.MachineHealthCheck{}
+		default:
+			continue
+		}
+		if err := decode.FromUnstructured(o, into); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }

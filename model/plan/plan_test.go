@@ -189,7 +189,7 @@ func TestFromObjectsClassMismatch(t *testing.T) {
 	}
 	_, err := FromObjects(objs, 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.topology.class names ClusterClass default/other-class, but the file holds ClusterClass default/quick-start")
+	assert.Contains(t, err.Error(), "spec.topology.classRef names ClusterClass default/other-class, but the file holds ClusterClass default/quick-start")
 }
 
 // TestPlanUpdateUsesWhatRuns: with current objects, the old object of the update rules is what

@@ -11,11 +11,10 @@ import (
 	"github.com/topoflow/topoflow/model/desired"
 )
 
-// A plan file may hold cluster.x-k8s.io objects in v1beta1 or v1beta2; they are read as v1beta1
-// through Cluster API's conversion (model/api/conversion), the model computes on their hub forms
-// (model/api/v1beta2, through adapt), the plan compares in v1beta1 (the hub's pools as the v1beta1
-// apply writes them, desired.State.InServedVersion), and it is printed in the version a client of
-// the management cluster asks for.
+// A plan file may hold cluster.x-k8s.io objects in v1beta1 or v1beta2; they are read as v1beta2
+// through Cluster API's conversion (model/api/conversion), the model computes and the plan compares
+// on the hub (model/api/v1beta2), and it is printed in the version a client of the management
+// cluster asks for.
 
 // isClusterAPI says whether o is a cluster.x-k8s.io object of kind.
 func isClusterAPI(o *unstructured.Unstructured, kind string) bool {
@@ -28,20 +27,22 @@ const (
 	V1Beta2 = "v1beta2"
 )
 
-// printedIn is a computed (v1beta1) object as a client of apiVersion (v1beta1 or v1beta2) reads
-// it: in v1beta2 the Cluster's intent and the MachineDeployments, MachinePools and
-// MachineHealthChecks go through Cluster API's conversion. Owner references stay as they are: the
-// API server stores them and serves them alike in both versions.
-func printedIn(o *unstructured.Unstructured, apiVersion string) (*unstructured.Unstructured, error) {
+// printedIn is a computed object as a client of apiVersion (v1beta1 or v1beta2) reads it: the
+// Cluster's intent (computed as v1beta1) and the pools and health checks (computed on the hub) go
+// through Cluster API's conversion, the v1beta1 pools as the v1beta1 apply writes them
+// (desired.State.InServedVersion). Owner references stay as they are: the API server stores them
+// and serves them alike in both versions.
+func printedIn(state *desired.State, o *unstructured.Unstructured, apiVersion string) (*unstructured.Unstructured, error) {
 	if o.GroupVersionKind().Group != clusterv1.GroupVersion.Group {
 		return o, nil
 	}
-	have := o.GroupVersionKind().Version
-	switch {
+	switch have := o.GroupVersionKind().Version; {
 	case have == apiVersion:
 		return o, nil
 	case apiVersion == V1Beta2:
 		return desired.V1Beta2(o)
+	case apiVersion == V1Beta1:
+		return state.InServedVersion(o, "")
 	}
 	return nil, fmt.Errorf("--api-version: want %s or %s, got %q", V1Beta2, V1Beta1, apiVersion)
 }

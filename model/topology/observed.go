@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -17,7 +17,8 @@ import (
 // observed is what a pass reads from the status of one object of a Cluster's topology, by the
 // same reads the pass makes: the provider contract's facts for an infrastructure cluster or a
 // control plane (either contract is read, the object's role is not known here), a pool's state
-// for a MachineDeployment or MachinePool, and a MachinePool's Nodes.
+// for a MachineDeployment or MachinePool (read on the hub, v1beta2, as the starter watches them),
+// and a MachinePool's Nodes.
 type observed struct {
 	Infra        contract.InfraClusterState
 	ControlPlane controlPlaneFacts
@@ -32,12 +33,12 @@ func observe(u *unstructured.Unstructured) (observed, error) {
 	var err error
 	switch u.GetKind() {
 	case "MachineDeployment", "MachinePool":
-		o.Nodes, _, _ = unstructured.NestedSlice(u.Object, "status", "nodeRefs")
-		hub, err := adapt.PoolObjectToHub(u)
-		if err != nil {
-			return o, err
+		if u.GetAPIVersion() != conversion.V1Beta2GroupVersion.String() {
+			// Pools are watched on the hub; another version is not read here (counts as changed).
+			return o, fmt.Errorf("%s %s: want %s, got %s", u.GetKind(), u.GetName(), conversion.V1Beta2GroupVersion, u.GetAPIVersion())
 		}
-		o.Pool, err = upgrade.ObservedPool(hub)
+		o.Nodes, _, _ = unstructured.NestedSlice(u.Object, "status", "nodeRefs")
+		o.Pool, err = upgrade.ObservedPool(u)
 		return o, err
 	}
 	if o.Infra, err = contract.ReadInfraCluster(u); err != nil {

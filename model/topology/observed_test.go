@@ -34,23 +34,23 @@ func TestUnobserved(t *testing.T) {
 		}}
 	}
 	md := func() *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
+		return (&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
 			"metadata": map[string]any{"name": "c1-md-0", "namespace": "ns", "generation": int64(2)},
 			"spec": map[string]any{"clusterName": "c1", "replicas": int64(2),
 				"template": map[string]any{"spec": map[string]any{"clusterName": "c1", "version": "v1.31.2"}}},
 			"status": map[string]any{"observedGeneration": int64(2), "replicas": int64(2), "updatedReplicas": int64(1),
 				"readyReplicas": int64(1), "unavailableReplicas": int64(1)},
-		}}
+		}})
 	}
 	mp := func() *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
+		return (&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool",
 			"metadata": map[string]any{"name": "c1-mp-0", "namespace": "ns", "generation": int64(1)},
 			"spec": map[string]any{"clusterName": "c1", "replicas": int64(2),
 				"template": map[string]any{"spec": map[string]any{"clusterName": "c1", "version": "v1.31.2"}}},
 			"status": map[string]any{"observedGeneration": int64(1), "readyReplicas": int64(2), "phase": "Running"},
-		}}
+		}})
 	}
 	set := func(u *unstructured.Unstructured, v any, path ...string) *unstructured.Unstructured {
 		if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
@@ -114,9 +114,19 @@ func TestUnobserved(t *testing.T) {
 			set(mp(), []any{map[string]any{"kind": "Node", "name": "n2"}}, "status", "nodeRefs"), false},
 		{"an object that cannot be read", infra(), set(infra(), int64(1), "status", "ready"), false},
 	}
+	// Pools are watched on the hub: written above as v1beta1, they are read as Cluster API's
+	// conversion serves them in v1beta2.
+	hub := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		out, _, err := conversion.ToV1Beta2(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.unobserved, Unobserved(tt.old, tt.cur))
+			assert.Equal(t, tt.unobserved, Unobserved(hub(tt.old), hub(tt.cur)))
 		})
 	}
+	assert.False(t, Unobserved(md(), md()), "a v1beta1 pool is not read: it counts as changed")
 }

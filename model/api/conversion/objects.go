@@ -102,12 +102,7 @@ func DocumentsV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstru
 			continue
 		}
 		if c != o {
-			ann := c.GetAnnotations()
-			delete(ann, DataAnnotation)
-			if len(ann) == 0 {
-				ann = nil
-			}
-			c.SetAnnotations(ann)
+			withoutData(c)
 		}
 		out = append(out, c)
 	}
@@ -117,10 +112,44 @@ func DocumentsV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstru
 	return out, nil
 }
 
+// withoutData drops the conversion data of a document converted for reading (nothing is written
+// back).
+func withoutData(o *unstructured.Unstructured) {
+	ann := o.GetAnnotations()
+	delete(ann, DataAnnotation)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	o.SetAnnotations(ann)
+}
+
 func joinErrors(errs []error) error {
 	msg := errs[0].Error()
 	for _, e := range errs[1:] {
 		msg += "; " + e.Error()
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// DocumentsV1Beta2 reads a file's documents (a plan input) with every cluster.x-k8s.io/v1beta1
+// object of WrittenKinds as the v1beta2 object Cluster API v1.11+ holds for it, without conversion
+// data (nothing is written back); Machines, MachineSets and everything else stay as written.
+func DocumentsV1Beta2(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	var errs []error
+	for _, o := range objs {
+		c, converted, err := ToV1Beta2(o)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if converted {
+			withoutData(c)
+		}
+		out = append(out, c)
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return out, nil
 }

@@ -166,6 +166,11 @@ type MachinePoolClass struct {
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 }
 
+// UpgradePlanExtension returns the class's GenerateUpgradePlan handler, or "".
+func (s *ClusterClassSpec) UpgradePlanExtension() string {
+	return s.Upgrade.External.GenerateUpgradePlanExtension
+}
+
 // ClusterClassUpgrade configures how the class's Clusters upgrade.
 type ClusterClassUpgrade struct {
 	// +optional

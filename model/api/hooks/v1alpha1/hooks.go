@@ -18,6 +18,7 @@ import (
 	"github.com/topoflow/topoflow/model/api/hooks/hooknames"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // Group is the API group of the hooks; Cluster API names a hook with it ("BeforeClusterCreate.hooks.runtime.cluster.x-k8s.io").
@@ -99,7 +100,7 @@ type DiscoveryResponse struct {
 type ClusterRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	CommonRequest   `json:",inline"`
-	Cluster         clusterv1.Cluster `json:"cluster"`
+	Cluster         hubv1.Cluster `json:"cluster"`
 }
 
 // BeforeClusterCreateRequest is sent before any topology object is created. Blocking.
@@ -120,9 +121,9 @@ type UpgradeStepInfo struct {
 type BeforeClusterUpgradeRequest struct {
 	metav1.TypeMeta       `json:",inline"`
 	CommonRequest         `json:",inline"`
-	Cluster               clusterv1.Cluster `json:"cluster"`
-	FromKubernetesVersion string            `json:"fromKubernetesVersion"`
-	ToKubernetesVersion   string            `json:"toKubernetesVersion"`
+	Cluster               hubv1.Cluster `json:"cluster"`
+	FromKubernetesVersion string        `json:"fromKubernetesVersion"`
+	ToKubernetesVersion   string        `json:"toKubernetesVersion"`
 	// ControlPlaneUpgrades and WorkersUpgrades are the planned steps (Cluster API v1.12 chained upgrades).
 	ControlPlaneUpgrades []UpgradeStepInfo `json:"controlPlaneUpgrades,omitempty"`
 	WorkersUpgrades      []UpgradeStepInfo `json:"workersUpgrades,omitempty"`
@@ -133,9 +134,9 @@ type BeforeClusterUpgradeRequest struct {
 type UpgradeStepRequest struct {
 	metav1.TypeMeta       `json:",inline"`
 	CommonRequest         `json:",inline"`
-	Cluster               clusterv1.Cluster `json:"cluster"`
-	FromKubernetesVersion string            `json:"fromKubernetesVersion,omitempty"`
-	ToKubernetesVersion   string            `json:"toKubernetesVersion,omitempty"`
+	Cluster               hubv1.Cluster `json:"cluster"`
+	FromKubernetesVersion string        `json:"fromKubernetesVersion,omitempty"`
+	ToKubernetesVersion   string        `json:"toKubernetesVersion,omitempty"`
 	// KubernetesVersion is the version the step brings the Cluster to (AfterControlPlaneUpgrade,
 	// AfterClusterUpgrade).
 	KubernetesVersion    string            `json:"kubernetesVersion,omitempty"`
@@ -148,7 +149,7 @@ type UpgradeStepRequest struct {
 type GenerateUpgradePlanRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	CommonRequest   `json:",inline"`
-	Cluster         clusterv1.Cluster `json:"cluster"`
+	Cluster         hubv1.Cluster `json:"cluster"`
 	// FromControlPlaneKubernetesVersion is the control plane's current version.
 	FromControlPlaneKubernetesVersion string `json:"fromControlPlaneKubernetesVersion,omitempty"`
 	// FromWorkersKubernetesVersion is the lowest version the worker pools run ("" without pools).

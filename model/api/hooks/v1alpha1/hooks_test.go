@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 func TestHandlerPath(t *testing.T) {
@@ -27,7 +27,7 @@ func TestWireShapes(t *testing.T) {
 	req := BeforeClusterUpgradeRequest{
 		TypeMeta:              metav1.TypeMeta{APIVersion: APIVersion, Kind: "BeforeClusterUpgradeRequest"},
 		CommonRequest:         CommonRequest{Settings: map[string]string{"k": "v"}},
-		Cluster:               clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}},
+		Cluster:               hubv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}},
 		FromKubernetesVersion: "v1.30.5",
 		ToKubernetesVersion:   "v1.32.1",
 	}
