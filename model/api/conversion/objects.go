@@ -102,7 +102,7 @@ func DocumentsV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstru
 			continue
 		}
 		if c != o {
-			withoutData(c)
+			dropData(c)
 		}
 		out = append(out, c)
 	}
@@ -112,9 +112,9 @@ func DocumentsV1Beta1(objs []*unstructured.Unstructured) ([]*unstructured.Unstru
 	return out, nil
 }
 
-// withoutData drops the conversion data of a document converted for reading (nothing is written
+// dropData drops the conversion data of a document converted for reading (nothing is written
 // back).
-func withoutData(o *unstructured.Unstructured) {
+func dropData(o *unstructured.Unstructured) {
 	ann := o.GetAnnotations()
 	delete(ann, DataAnnotation)
 	if len(ann) == 0 {
@@ -144,7 +144,7 @@ func DocumentsV1Beta2(objs []*unstructured.Unstructured) ([]*unstructured.Unstru
 			continue
 		}
 		if converted {
-			withoutData(c)
+			dropData(c)
 		}
 		out = append(out, c)
 	}
