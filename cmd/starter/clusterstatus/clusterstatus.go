@@ -1,7 +1,8 @@
 // Package clusterstatus tells where a managed Cluster stands, for `starter status`: the API
 // server's view (phase, versions of the control plane and pools, conditions) and the workflows'
 // (the Cluster's step, an upgrade's plan and step, what they wait for, the latest hook calls).
-// It only reads.
+// It only reads, and reads cluster.x-k8s.io objects as v1beta2 (the hub); what it shows is what
+// it showed when it read them as v1beta1 (see conditions and the pools' counters).
 package clusterstatus
 
 import (
@@ -15,9 +16,12 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/contract"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/workflows"
@@ -55,7 +59,7 @@ type Part struct {
 	ReadyReplicas  int32  `json:"readyReplicas"`
 }
 
-// Condition is one of the Cluster's conditions.
+// Condition is one of the Cluster's conditions (see conditions for which).
 type Condition struct {
 	Type    string `json:"type"`
 	Status  string `json:"status"`
@@ -66,24 +70,22 @@ type Condition struct {
 // Collect reads the Cluster, its control plane and pools, and asks its workflows where they stand.
 func Collect(ctx context.Context, k *kube.Client, tc client.Client, ns, name string) (*Report, error) {
 	cluster := &clusterv1.Cluster{}
-	if err := k.GetTyped(ctx, kube.V1Beta1Clusters, ns, name, cluster); err != nil {
+	if err := k.GetTyped(ctx, kube.Clusters, ns, name, cluster); err != nil {
 		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
 	}
 	r := &Report{Cluster: ns + "/" + name, Phase: cluster.Status.Phase, Workflow: workflows.WorkflowID(ns, name)}
-	if t := cluster.Spec.Topology; t != nil {
-		r.Class, r.Version = t.Class, t.Version
+	if t := cluster.Spec.Topology; t.IsDefined() {
+		r.Class, r.Version = t.ClassRef.Name, t.Version
 	}
-	if cp := cluster.Spec.ControlPlaneRef; cp != nil {
-		if u, err := k.GetRef(ctx, cp, ns); err == nil {
+	if cp := cluster.Spec.ControlPlaneRef; cp.IsDefined() {
+		if u, err := getContractRef(ctx, k, cp, ns); err == nil {
 			if st, err := contract.ReadControlPlane(u); err == nil {
 				r.ControlPlane = &Part{Kind: cp.Kind, Name: cp.Name, Version: st.Version, DesiredVersion: st.DesiredVersion, Initialized: st.Initialized, Ready: st.Ready}
 			}
 		}
 	}
 	r.Pools = pools(ctx, k, ns, name)
-	for _, c := range cluster.Status.Conditions {
-		r.Conditions = append(r.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
-	}
+	r.Conditions = conditions(cluster)
 	s, err := QueryState(ctx, tc, r.Workflow)
 	if err != nil {
 		r.StateError = err.Error()
@@ -98,6 +100,36 @@ func Collect(ctx context.Context, k *kube.Client, tc client.Client, ns, name str
 		}
 	}
 	return r, nil
+}
+
+// getContractRef reads the object a v1beta2 contract reference points at: it names the API group
+// and kind only, and the object is read in the version the API server prefers for them (what a
+// v1beta1 reference named, converted by Cluster API).
+func getContractRef(ctx context.Context, k *kube.Client, ref clusterv1.ContractVersionedObjectReference, ns string) (*unstructured.Unstructured, error) {
+	version, err := k.PreferredVersion(ref.APIGroup, ref.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	gv := schema.GroupVersion{Group: ref.APIGroup, Version: version}
+	return k.GetRef(ctx, &corev1.ObjectReference{APIVersion: gv.String(), Kind: ref.Kind, Name: ref.Name}, ns)
+}
+
+// conditions are a Cluster's conditions as `starter status` shows them: the v1beta1 ones (v1beta2
+// keeps them in status.deprecated.v1beta1.conditions), which topoflow's status writes set beside
+// the v1beta2 ones and whose reasons its docs name. A Cluster without them (its status written by
+// a controller that keeps only v1beta2 conditions) shows its v1beta2 status.conditions instead.
+func conditions(c *clusterv1.Cluster) []Condition {
+	var out []Condition
+	if d := c.Status.Deprecated; d != nil && d.V1Beta1 != nil && len(d.V1Beta1.Conditions) > 0 {
+		for _, cond := range d.V1Beta1.Conditions {
+			out = append(out, Condition{Type: cond.Type, Status: string(cond.Status), Reason: cond.Reason, Message: cond.Message})
+		}
+		return out
+	}
+	for _, cond := range c.Status.Conditions {
+		out = append(out, Condition{Type: cond.Type, Status: string(cond.Status), Reason: cond.Reason, Message: cond.Message})
+	}
+	return out
 }
 
 // Print writes the Cluster's story to out as aligned "label  value" lines.
@@ -241,27 +273,53 @@ func printUpgrade(w io.Writer, s *workflows.State) {
 func pools(ctx context.Context, k *kube.Client, ns, name string) []Part {
 	var out []Part
 	sel := labels.ClusterName + "=" + name
-	if mds, err := k.List(ctx, kube.V1Beta1MachineDeployments, ns, sel); err == nil {
+	if mds, err := k.List(ctx, kube.MachineDeployments, ns, sel); err == nil {
 		for i := range mds {
 			md := &clusterv1.MachineDeployment{}
 			if k.Decode(&mds[i], md) != nil {
 				continue
 			}
-			out = append(out, Part{Pool: md.Labels[labels.MachineDeploymentName], Kind: "MachineDeployment", Name: md.Name,
-				Version: deref(md.Spec.Template.Spec.Version), Replicas: md.Status.Replicas, Updated: md.Status.UpdatedReplicas, ReadyReplicas: md.Status.ReadyReplicas})
+			out = append(out, mdPart(md))
 		}
 	}
-	if mps, err := k.List(ctx, kube.V1Beta1MachinePools, ns, sel); err == nil {
+	if mps, err := k.List(ctx, kube.MachinePools, ns, sel); err == nil {
 		for i := range mps {
 			mp := &clusterv1.MachinePool{}
 			if k.Decode(&mps[i], mp) != nil {
 				continue
 			}
-			out = append(out, Part{Pool: mp.Labels[labels.MachinePoolName], Kind: "MachinePool", Name: mp.Name,
-				Version: deref(mp.Spec.Template.Spec.Version), Replicas: mp.Status.Replicas, ReadyReplicas: mp.Status.ReadyReplicas})
+			out = append(out, mpPart(mp))
 		}
 	}
 	return out
+}
+
+// mdPart is a MachineDeployment's line. Its updated and ready counts are the v1beta1 counters
+// (status.deprecated.v1beta1: Machines on the newest MachineSet, Machines ready), as they were
+// always shown; a MachineDeployment without them (its status written by a controller that keeps
+// only v1beta2 counters) shows its v1beta2 upToDate and ready counts. replicas is the same counter
+// in both versions.
+func mdPart(md *clusterv1.MachineDeployment) Part {
+	p := Part{Pool: md.Labels[labels.MachineDeploymentName], Kind: "MachineDeployment", Name: md.Name,
+		Version: md.Spec.Template.Spec.Version, Replicas: deref(md.Status.Replicas)}
+	if d := md.Status.Deprecated; d != nil && d.V1Beta1 != nil {
+		p.Updated, p.ReadyReplicas = d.V1Beta1.UpdatedReplicas, d.V1Beta1.ReadyReplicas
+	} else {
+		p.Updated, p.ReadyReplicas = deref(md.Status.UpToDateReplicas), deref(md.Status.ReadyReplicas)
+	}
+	return p
+}
+
+// mpPart is a MachinePool's line, its ready count read as mdPart reads a MachineDeployment's.
+func mpPart(mp *clusterv1.MachinePool) Part {
+	p := Part{Pool: mp.Labels[labels.MachinePoolName], Kind: "MachinePool", Name: mp.Name,
+		Version: mp.Spec.Template.Spec.Version, Replicas: deref(mp.Status.Replicas)}
+	if d := mp.Status.Deprecated; d != nil && d.V1Beta1 != nil {
+		p.ReadyReplicas = d.V1Beta1.ReadyReplicas
+	} else {
+		p.ReadyReplicas = deref(mp.Status.ReadyReplicas)
+	}
+	return p
 }
 
 func printLines(w io.Writer, msg string) {
@@ -272,11 +330,12 @@ func printLines(w io.Writer, msg string) {
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	return *s
+	return *p
 }
 
 func orNone(s string) string {

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
-	"github.com/topoflow/topoflow/model/decode"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
+	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/workflows"
 )
 
@@ -23,7 +23,8 @@ type Row struct {
 	Class   string `json:"class"`
 	Version string `json:"version"`
 	Phase   string `json:"phase,omitempty"`
-	// Topology is the TopologyReconciled condition: "True", or its reason when not.
+	// Topology is the TopologyReconciled condition (see conditions): "True", or its reason when
+	// not (its status when it has none).
 	Topology string `json:"topology,omitempty"`
 	// Step is the Cluster workflow's step ("" when its state could not be read; StateError says why).
 	Step       string `json:"step,omitempty"`
@@ -34,7 +35,7 @@ type Row struct {
 // namespaces when ns is "", and asks each one's workflow for its step. Clusters Cluster API's
 // topology controller does not manage (no topology) are left out.
 func List(ctx context.Context, k *kube.Client, tc client.Client, ns string) ([]Row, error) {
-	items, err := k.List(ctx, kube.V1Beta1Clusters, ns, "")
+	items, err := k.List(ctx, kube.Clusters, ns, "")
 	if err != nil {
 		where := "all namespaces"
 		if ns != "" {
@@ -45,10 +46,12 @@ func List(ctx context.Context, k *kube.Client, tc client.Client, ns string) ([]R
 	rows := []Row{}
 	for i := range items {
 		c := &clusterv1.Cluster{}
-		if err := decode.FromUnstructured(&items[i], c); err != nil {
+		// Leniently, as the API server serves it: a newer Cluster API's fields are no reason to
+		// refuse the listing.
+		if err := k.Decode(&items[i], c); err != nil {
 			return nil, fmt.Errorf("reading Cluster %s/%s: %w", items[i].GetNamespace(), items[i].GetName(), err)
 		}
-		if c.Spec.Topology == nil {
+		if !c.Spec.Topology.IsDefined() {
 			continue
 		}
 		rows = append(rows, rowOf(ctx, tc, c))
@@ -58,13 +61,8 @@ func List(ctx context.Context, k *kube.Client, tc client.Client, ns string) ([]R
 }
 
 func rowOf(ctx context.Context, tc client.Client, c *clusterv1.Cluster) Row {
-	r := Row{Cluster: c.Namespace + "/" + c.Name, Class: c.Spec.Topology.Class, Version: c.Spec.Topology.Version, Phase: c.Status.Phase}
-	if cond := c.Status.Conditions.Get("TopologyReconciled"); cond != nil {
-		r.Topology = string(cond.Status)
-		if cond.Reason != "" {
-			r.Topology = cond.Reason
-		}
-	}
+	r := Row{Cluster: c.Namespace + "/" + c.Name, Class: c.Spec.Topology.ClassRef.Name, Version: c.Spec.Topology.Version, Phase: c.Status.Phase}
+	r.Topology = topologyColumn(conditions(c))
 	s, err := QueryState(ctx, tc, workflows.WorkflowID(c.Namespace, c.Name))
 	if err != nil {
 		r.StateError = err.Error()
@@ -72,6 +70,22 @@ func rowOf(ctx context.Context, tc client.Client, c *clusterv1.Cluster) Row {
 	}
 	r.Step = s.Step
 	return r
+}
+
+// topologyColumn is the TOPOLOGY column: "True", or the TopologyReconciled condition's reason
+// when not ("" without the condition). A v1beta1 True condition has no reason; a v1beta2 one does
+// (ReconcileSucceeded), and shows "True" as well.
+func topologyColumn(conds []Condition) string {
+	for _, c := range conds {
+		if c.Type != status.TopologyReconciled {
+			continue
+		}
+		if c.Status == "True" || c.Reason == "" {
+			return c.Status
+		}
+		return c.Reason
+	}
+	return ""
 }
 
 // WriteList writes the rows as a table, or says there is no managed Cluster.

@@ -110,13 +110,14 @@ func clusterRevisionClasses(old, cur *unstructured.Unstructured) []string {
 	return nonEmpty(before, now)
 }
 
-// clusterClassKey is the class a Cluster's topology names ("namespace/name"; "" for none).
+// clusterClassKey is the class a Cluster's topology names ("namespace/name"; "" for none): v1beta2's
+// spec.topology.classRef, whose empty namespace is the Cluster's.
 func clusterClassKey(u *unstructured.Unstructured) string {
-	class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "class")
+	class, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classRef", "name")
 	if class == "" {
 		return ""
 	}
-	ns, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classNamespace")
+	ns, _, _ := unstructured.NestedString(u.Object, "spec", "topology", "classRef", "namespace")
 	if ns == "" {
 		ns = u.GetNamespace()
 	}

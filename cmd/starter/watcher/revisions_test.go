@@ -57,18 +57,21 @@ func TestClassRevisionInputChanged(t *testing.T) {
 }
 
 // TestClusterRevisionClasses: a Cluster's add or delete, a move to another revision and a rebase
-// reach the classes whose revision counts change; other updates reach none.
+// reach the classes whose revision counts change; other updates reach none. The class is read from
+// v1beta2's spec.topology.classRef.
 func TestClusterRevisionClasses(t *testing.T) {
 	cluster := func(class, classNS, pin string) *unstructured.Unstructured {
+		ref := map[string]any{"name": class}
 		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
 			"metadata": map[string]any{"name": "c1", "namespace": "ns"},
-			"spec":     map[string]any{"topology": map[string]any{"class": class}},
+			"spec":     map[string]any{"topology": map[string]any{"classRef": ref, "version": "v1.33.1"}},
 		}}
 		if class == "" {
 			u.Object["spec"] = map[string]any{}
 		}
 		if classNS != "" {
-			u.Object["spec"].(map[string]any)["topology"].(map[string]any)["classNamespace"] = classNS
+			ref["namespace"] = classNS
 		}
 		if pin != "" {
 			u.SetAnnotations(map[string]string{revision.PinAnnotation: pin})
@@ -87,7 +90,32 @@ func TestClusterRevisionClasses(t *testing.T) {
 		{"moved", cluster("qs", "", "qs-1"), cluster("qs", "", "qs-2"), []string{"ns/qs"}},
 		{"nothing of revisions", cluster("qs", "", "qs-1"), cluster("qs", "", "qs-1"), nil},
 		{"rebased", cluster("qs", "", "qs-1"), cluster("other", "", "qs-1"), []string{"ns/qs", "ns/other"}},
+		{"rebased to another namespace", cluster("qs", "", ""), cluster("qs", "shared", ""), []string{"ns/qs", "shared/qs"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, clusterRevisionClasses(tc.old, tc.cur)) })
+	}
+}
+
+// TestClusterClassKeyReadsClassRef: a Cluster's class is its v1beta2 classRef; v1beta1's
+// spec.topology.class and classNamespace, which a v1beta2 object does not have, name none.
+func TestClusterClassKeyReadsClassRef(t *testing.T) {
+	topology := func(topo map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+			"metadata": map[string]any{"name": "c1", "namespace": "ns"},
+			"spec":     map[string]any{"topology": topo},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		topo map[string]any
+		want string
+	}{
+		{"classRef only", map[string]any{"classRef": map[string]any{"name": "qs", "namespace": "shared"}}, "shared/qs"},
+		{"classRef in the Cluster's namespace", map[string]any{"classRef": map[string]any{"name": "qs"}}, "ns/qs"},
+		{"v1beta1 fields only", map[string]any{"class": "qs", "classNamespace": "shared"}, ""},
+		{"a namespace without a name", map[string]any{"classRef": map[string]any{"namespace": "shared"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, clusterClassKey(topology(tc.topo))) })
 	}
 }

@@ -30,8 +30,7 @@ import (
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/internal/metrics"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/labels"
@@ -171,8 +170,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	w.watchOwned(kube.V1Beta1MachineDeployments)
-	w.watchOwned(kube.V1Beta1MachinePools)
+	w.watchOwned(kube.MachineDeployments)
+	w.watchOwned(kube.MachinePools)
 	w.watchDeletingMachineSets()
 	if err := w.watchRollouts(ctx); err != nil {
 		return err
@@ -215,9 +214,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// informer is the informer of gvr, watching the version the API server serves best (v1beta2
-// beside Cluster API v1.11+) and handing on objects in gvr's version, so the handlers read the
-// fields they know and the watch draws no deprecation warning.
+// informer is the informer of gvr, watching the version the API server serves (Wire) and handing
+// on objects in gvr's version: the handlers read cluster.x-k8s.io objects in the v1beta2 shape
+// (the hub) whichever version the server serves them in, and the watch draws no deprecation
+// warning.
 func (w *Watcher) informer(f dynamicinformer.DynamicSharedInformerFactory, gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 	wire := w.kube.Wire(gvr)
 	inf := f.ForResource(wire).Informer()
@@ -229,7 +229,7 @@ func (w *Watcher) informer(f dynamicinformer.DynamicSharedInformerFactory, gvr s
 
 // watchClusters watches Clusters, indexed by the class they name.
 func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFactory) error {
-	w.clusters = w.informer(factory, kube.V1Beta1Clusters)
+	w.clusters = w.informer(factory, kube.Clusters)
 	if err := w.clusters.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -249,7 +249,7 @@ func (w *Watcher) watchClusters(factory dynamicinformer.DynamicSharedInformerFac
 
 // watchClasses watches ClusterClasses; a change reaches the Clusters of the class.
 func (w *Watcher) watchClasses(factory dynamicinformer.DynamicSharedInformerFactory) (cache.SharedIndexInformer, error) {
-	classes := w.informer(factory, kube.V1Beta1ClusterClasses)
+	classes := w.informer(factory, kube.ClusterClasses)
 	w.classes = classes
 	_, err := classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onClass(nil, obj) },
@@ -378,10 +378,10 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 	// Watch the kinds this Cluster's topology uses, so provider progress wakes its workflow. First:
 	// topoflow's own apply sets the references, and that update is an echo.
 	for _, field := range []string{"infrastructureRef", "controlPlaneRef"} {
-		apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", field, "apiVersion")
+		group, _, _ := unstructured.NestedString(u.Object, "spec", field, "apiGroup")
 		kind, _, _ := unstructured.NestedString(u.Object, "spec", field, "kind")
-		if apiVersion != "" && kind != "" {
-			if gvr, err := w.kube.ResourceFor(apiVersion, kind); err == nil {
+		if group != "" && kind != "" {
+			if gvr, err := w.contractResource(group, kind); err == nil {
 				w.watchOwned(gvr)
 			}
 		}
@@ -398,6 +398,17 @@ func (w *Watcher) onCluster(oldObj, obj any) {
 		}
 	}
 	w.enqueue(u.GetNamespace(), u.GetName(), "Cluster", u)
+}
+
+// contractResource is the resource a Cluster's contract reference points at: v1beta2 names only
+// the API group and kind, and the object is served in the version the API server prefers for
+// them (as the worker reads it: conversion.ToV1Beta1 resolves the same reference so).
+func (w *Watcher) contractResource(group, kind string) (schema.GroupVersionResource, error) {
+	version, err := w.kube.PreferredVersion(group, kind)
+	if err != nil {
+		return schema.GroupVersionResource{}, fmt.Errorf("the served version of %s in %s: %w", kind, group, err)
+	}
+	return w.kube.ResourceFor(schema.GroupVersion{Group: group, Version: version}.String(), kind)
 }
 
 // clusterChanged says whether an update of a Cluster is one its workflow acts on: its spec (the
@@ -471,7 +482,7 @@ func (w *Watcher) trackTemplates(class *unstructured.Unstructured) {
 		return // an invalid class is reported by the Clusters' workflows
 	}
 	classKey := cc.Namespace + "/" + cc.Name
-	refs := desired.TemplateRefs(adapt.ClusterClassToHub(&cc))
+	refs := desired.TemplateRefs(&cc)
 	var gvrs []schema.GroupVersionResource
 	w.mu.Lock()
 	for key, users := range w.templateUsers {
@@ -544,6 +555,8 @@ func (w *Watcher) watchTemplates(gvr schema.GroupVersionResource) {
 // finalizer go from a deleting one (on Clusters taken over from Cluster API) and deletes the
 // templates only it still used.
 func (w *Watcher) watchDeletingMachineSets() {
+	// Asked as v1beta1 (only metadata is read): the conversion reads a MachineSet that way from a
+	// server of either version, and to the hub from neither.
 	inf := w.informer(w.owned, kube.V1Beta1MachineSets)
 	enqueue := func(obj any) {
 		if u := asUnstructured(obj); u != nil && u.GetLabels()[labels.ClusterName] != "" {
@@ -699,12 +712,17 @@ func (w *Watcher) signal(ctx context.Context, key string) (err error) {
 
 // upgradeTarget is the version a Cluster's upgrade runs to, as its status tells: its topology
 // version while TopologyReconciled says ClusterUpgrading, else "". The status may lag the
-// workflows, so it is only where an event is tried first (see signalUpgrade).
+// workflows, so it is only where an event is tried first (see signalUpgrade). The v1beta1
+// condition (status.deprecated.v1beta1.conditions) is read, as the starter always has; the
+// v1beta2 one (status.conditions, with the same reason) stands in where there is none.
 func upgradeTarget(u *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == string(status.TopologyReconciled) {
+	for _, path := range [][]string{{"status", "deprecated", "v1beta1", "conditions"}, {"status", "conditions"}} {
+		conds, _, _ := unstructured.NestedSlice(u.Object, path...)
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] != status.TopologyReconciled {
+				continue
+			}
 			if m["reason"] != status.ReasonClusterUpgrading {
 				return ""
 			}
