@@ -263,7 +263,7 @@ func TestMissingClassThenTemplate(t *testing.T) {
 		if cond == nil {
 			return false, "no TopologyReconciled condition"
 		}
-		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.class) not found", e.ns)
+		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.classRef) not found", e.ns)
 		return cond.Status == corev1.ConditionFalse && cond.Reason == "TopologyReconcileFailed" && cond.Message == want &&
 			c.Status.Phase == clusterv1.ClusterPhasePending, fmt.Sprintf("phase=%s %v", c.Status.Phase, conditionSummary(c.Status.Conditions))
 	})
@@ -298,7 +298,7 @@ func TestMissingClassThenTemplate(t *testing.T) {
 	require.NoError(t, kc.Dynamic.Resource(kube.V1Beta1ClusterClasses).Namespace(e.ns).Delete(e.ctx, "quick-start", metav1.DeleteOptions{}))
 	e.eventually(15*time.Second, "deleted ClusterClass reported", func() (bool, string) {
 		cond := e.cluster("demo").Status.Conditions.Get("TopologyReconciled")
-		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.class) not found", e.ns)
+		want := fmt.Sprintf("ClusterClass %s/quick-start (spec.topology.classRef) not found", e.ns)
 		return cond != nil && cond.Status == corev1.ConditionFalse && cond.Message == want, fmt.Sprint(cond)
 	})
 	assert.Len(t, e.list(kube.V1Beta1MachineDeployments, labels.ClusterName+"=demo"), 2, "nothing deleted")
