@@ -21,7 +21,7 @@ import (
 
 // ClusterV1Beta1 is Cluster of v1beta1 objects, with the v1beta1-only checks (v1beta1Cluster).
 func ClusterV1Beta1(c, old *v1beta1.Cluster, class, oldClass *v1beta1.ClusterClass) field.ErrorList {
-	only := v1beta1Cluster(c, class != nil)
+	only := v1beta1Cluster(c)
 	hub, err := adapt.ClusterToHub(c)
 	if err != nil {
 		return only // a reference that does not convert, which v1beta1Cluster names
@@ -79,11 +79,12 @@ func topologyOf(c *v1beta1.Cluster) *clusterv1.Cluster {
 //   - a reference's namespace, which must be the Cluster's (Cluster API's v1beta1 webhook rule;
 //     v1beta2 references have none);
 //   - a reference's apiVersion, which must be a group version (v1beta2 keeps its group only,
-//     and the conversion fails without one);
-//   - a variable value's deprecated definitionFrom (adapt.DeprecatedDefinitionFrom), checked with
-//     the variables, so only when the class is known. Paths are v1beta1's: v1beta2 has no such
-//     field.
-func v1beta1Cluster(c *v1beta1.Cluster, withClass bool) field.ErrorList {
+//     and the conversion fails without one).
+//
+// A variable value's deprecated definitionFrom is not refused: Cluster API v1.11+'s conversion
+// drops it (Convert_v1beta1_ClusterVariable_To_v1beta2_ClusterVariable) before its v1beta2
+// webhooks run, as the worker's hub read drops it.
+func v1beta1Cluster(c *v1beta1.Cluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	for _, r := range []struct {
@@ -99,27 +100,6 @@ func v1beta1Cluster(c *v1beta1.Cluster, withClass bool) field.ErrorList {
 		if r.ref.APIVersion != "" {
 			if _, err := schema.ParseGroupVersion(r.ref.APIVersion); err != nil {
 				errs = append(errs, field.Invalid(spec.Child(r.name, "apiVersion"), r.ref.APIVersion, err.Error()))
-			}
-		}
-	}
-	topo := c.Spec.Topology
-	if topo == nil || !withClass {
-		return errs
-	}
-	tp := spec.Child("topology")
-	errs = append(errs, adapt.DeprecatedDefinitionFrom(topo.Variables, tp.Child("variables"))...)
-	if v := topo.ControlPlane.Variables; v != nil {
-		errs = append(errs, adapt.DeprecatedDefinitionFrom(v.Overrides, tp.Child("controlPlane", "variables", "overrides"))...)
-	}
-	if w := topo.Workers; w != nil {
-		for i, md := range w.MachineDeployments {
-			if md.Variables != nil {
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(md.Variables.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"))...)
-			}
-		}
-		for i, mp := range w.MachinePools {
-			if mp.Variables != nil {
-				errs = append(errs, adapt.DeprecatedDefinitionFrom(mp.Variables.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"))...)
 			}
 		}
 	}

@@ -39,12 +39,6 @@ func TestV1Beta1OnlyRules(t *testing.T) {
 		{"a reference's apiVersion is a group version", func(c *v1beta1.Cluster) {
 			c.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "a/b/c", Kind: "SimCluster", Name: "x"}
 		}, nil, `spec.infrastructureRef.apiVersion: Invalid value: "a/b/c"`},
-		// v1beta2 has no definitionFrom (Cluster API v1.10's rule; adapt.DeprecatedDefinitionFrom).
-		{"definitionFrom is deprecated", func(c *v1beta1.Cluster) { c.Spec.Topology.Variables[0].DefinitionFrom = "inline" }, nil,
-			`spec.topology.variables[region].definitionFrom: Invalid value: "inline": definitionFrom is deprecated and must not be set`},
-		{"definitionFrom is deprecated in overrides too", func(c *v1beta1.Cluster) {
-			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
-		}, nil, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].definitionFrom"},
 		// v1beta1's schema: spec.upgrade.external needs a property, a handler name a character.
 		{"upgrade plan extension named", nil, func(c *v1beta1.ClusterClass) {
 			c.Spec.Upgrade = &v1beta1.ClusterClassUpgrade{External: &v1beta1.ClusterClassUpgradeExternal{}}
@@ -68,9 +62,13 @@ func TestV1Beta1OnlyRules(t *testing.T) {
 			assert.Contains(t, errs.ToAggregate().Error(), tc.want)
 		})
 	}
-	_, c := sampleV1Beta1(t)
+	// Cluster API v1.11+ drops a variable's deprecated definitionFrom when it converts a v1beta1
+	// Cluster (api module core/v1beta1, Convert_v1beta1_ClusterVariable_To_v1beta2_ClusterVariable),
+	// before its v1beta2 webhooks see it: accepted, and ignored (v1.10's webhook refused it).
+	class, c := sampleV1Beta1(t)
 	c.Spec.Topology.Variables[0].DefinitionFrom = "inline"
-	assert.Empty(t, ClusterV1Beta1(c, nil, nil, nil), "definitionFrom is checked with the variables, against the class")
+	c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
+	assert.Empty(t, ClusterV1Beta1(c, nil, class, nil), "definitionFrom is dropped, not refused")
 }
 
 // TestTemplateRefNamespaceIgnored: Cluster API v1.14.2 drops a v1beta1 template ref's namespace
@@ -124,7 +122,7 @@ func hubClusters(t *testing.T, cs []v1beta1.Cluster) []clusterv1.Cluster {
 
 func clusterFixture(t *testing.T, name string, refused bool, c, old *v1beta1.Cluster, class, oldClass *v1beta1.ClusterClass) v1beta1Fixture {
 	hub := Cluster(hubCluster(t, c), hubCluster(t, old), adapt.ClusterClassToHub(class), adapt.ClusterClassToHub(oldClass))
-	return v1beta1Fixture{name, refused, ClusterV1Beta1(c, old, class, oldClass), append(hub, v1beta1Cluster(c, class != nil)...)}
+	return v1beta1Fixture{name, refused, ClusterV1Beta1(c, old, class, oldClass), append(hub, v1beta1Cluster(c)...)}
 }
 
 func classFixture(t *testing.T, name string, refused bool, class, old *v1beta1.ClusterClass, clusters []v1beta1.Cluster) v1beta1Fixture {
@@ -392,14 +390,6 @@ func clusterFixtures(t *testing.T) []v1beta1Fixture {
 		{"override validated", func(c *v1beta1.Cluster, _ *v1beta1.ClusterClass) {
 			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`"big"`)
 		}, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].value"},
-		// v1beta2 has no definitionFrom (the variables are validated in v1beta2); the v1beta1
-		// Cluster is still refused for setting it.
-		{"definitionFrom is deprecated", func(c *v1beta1.Cluster, _ *v1beta1.ClusterClass) {
-			c.Spec.Topology.Variables[0].DefinitionFrom = "inline"
-		}, `spec.topology.variables[region].definitionFrom: Invalid value: "inline": definitionFrom is deprecated and must not be set`},
-		{"definitionFrom is deprecated in overrides too", func(c *v1beta1.Cluster, _ *v1beta1.ClusterClass) {
-			c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
-		}, "spec.topology.workers.machineDeployments[1].variables.overrides[workerInstanceType].definitionFrom"},
 		{"enabled MHC needs a definition", func(c *v1beta1.Cluster, class *v1beta1.ClusterClass) {
 			class.Spec.Workers.MachineDeployments[0].MachineHealthCheck = nil
 			c.Spec.Topology.Workers.MachineDeployments[0].MachineHealthCheck = &v1beta1.MachineHealthCheckTopology{Enable: ptr(true)}

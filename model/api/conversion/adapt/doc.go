@@ -10,7 +10,6 @@
 //     changes by its package name only;
 //   - the pools views of a v1beta1 class and topology (PoolClasses, PoolTopologies), for the
 //     callers that keep computing with the v1beta1 values pools answers with (see pools.go);
-//   - DeprecatedDefinitionFrom, the check of v1beta1 input the hub cannot make.
 //
 // The rules are Cluster API v1.14's conversion from v1beta1 to v1beta2 (core/v1beta1's
 // conversion.go and zz_generated.conversion.go, with what its conversion webhook adds:

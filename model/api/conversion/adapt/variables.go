@@ -3,8 +3,6 @@ package adapt
 import (
 	"reflect"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/api/v1beta2"
 )
@@ -40,24 +38,6 @@ func ClusterVariablesFromHub(in []v1beta2.ClusterVariable, was []v1beta1.Cluster
 		}
 	}
 	return out
-}
-
-// DeprecatedDefinitionFrom is the check of v1beta1 values that the hub cannot make, having no
-// definitionFrom: a value that sets it is an error (Cluster API v1.10's rule; the first value of a
-// name only, later ones being duplicates). fldPath is the list's path.
-func DeprecatedDefinitionFrom(in []v1beta1.ClusterVariable, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := map[string]bool{}
-	for _, v := range in {
-		if seen[v.Name] {
-			continue
-		}
-		seen[v.Name] = true
-		if v.DefinitionFrom != "" {
-			errs = append(errs, field.Invalid(fldPath.Key(v.Name).Child("definitionFrom"), v.DefinitionFrom, "definitionFrom is deprecated and must not be set"))
-		}
-	}
-	return errs
 }
 
 // ClusterClassVariablesToHub converts variable definitions (Convert_v1beta1_ClusterClassVariable_To_v1beta2_ClusterClassVariable

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	capiv1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/yaml"
@@ -51,15 +50,6 @@ func TestClusterVariablesFromHub_KeepsDefinitionFrom(t *testing.T) {
 	}, adapt.ClusterVariablesFromHub(hub, was))
 	assert.Equal(t, was, adapt.ClusterVariablesFromHub(adapt.ClusterVariablesToHub(was), was), "a round trip loses nothing")
 	assert.Nil(t, adapt.ClusterVariablesFromHub(nil, was))
-}
-
-func TestDeprecatedDefinitionFrom(t *testing.T) {
-	p := field.NewPath("spec", "topology", "variables")
-	in := []v1beta1.ClusterVariable{{Name: "a"}, {Name: "b", DefinitionFrom: "inline"}, {Name: "b", DefinitionFrom: "again"}}
-	errs := adapt.DeprecatedDefinitionFrom(in, p)
-	require.Len(t, errs, 1, "a duplicate is reported as one, elsewhere")
-	assert.Equal(t, `spec.topology.variables[b].definitionFrom: Invalid value: "inline": definitionFrom is deprecated and must not be set`, errs[0].Error())
-	assert.Empty(t, adapt.DeprecatedDefinitionFrom(nil, p))
 }
 
 // The mappings of a definition that differ in meaning: required is always a pointer (generated
