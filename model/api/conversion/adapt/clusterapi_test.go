@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-
 	"github.com/topoflow/topoflow/deploy/samples"
 	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
@@ -77,43 +75,6 @@ var kinds = map[string]hubJSON{
 		unique:     func(any) {},
 		depth:      16,
 	},
-	"MachinePool": {
-		clusterAPI: machinePoolV1Beta2,
-		adapter:    func(o any) (any, error) { return adapt.MachinePoolToHub(o.(*v1beta1.MachinePool)) },
-		v1beta1:    func() any { return &v1beta1.MachinePool{} },
-		unique:     func(any) {},
-		depth:      16,
-	},
-}
-
-// machinePoolV1Beta2 is ConvertMachinePoolV1Beta1ToHub: conversion.ObjectV1Beta2 (which converts
-// the MachinePools topoflow writes, without a status) and the webhook's readiness flags moved to
-// status.initialization (true, or unset: there is no conversion data).
-func machinePoolV1Beta2(js []byte) (map[string]any, error) {
-	out, err := conversion.ObjectV1Beta2("MachinePool", js)
-	if err != nil {
-		return nil, err
-	}
-	var src capiv1beta1.MachinePool
-	if err := json.Unmarshal(js, &src); err != nil {
-		return nil, err
-	}
-	initialization := map[string]any{}
-	if src.Status.BootstrapReady {
-		initialization["bootstrapDataSecretCreated"] = true
-	}
-	if src.Status.InfrastructureReady {
-		initialization["infrastructureProvisioned"] = true
-	}
-	if len(initialization) > 0 {
-		status, _ := out["status"].(map[string]any)
-		if status == nil {
-			status = map[string]any{}
-			out["status"] = status
-		}
-		status["initialization"] = initialization
-	}
-	return out, nil
 }
 
 func mustMarshal(t *testing.T, v any) []byte {

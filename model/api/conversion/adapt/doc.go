@@ -1,15 +1,10 @@
-// Package adapt hands the packages already ported to the hub (model/api/v1beta2, issue #37) the
-// hub form of the v1beta1 values their callers, not yet ported, still compute with. Each function
-// is an adapter for such call sites: it converts the v1beta1 value right before the call (and,
-// where the caller keeps using the result, converts the answer back). When a caller is ported,
-// its adapter call is deleted; when no caller is left, so is this package. Besides the
-// conversions (the ToHub and FromHub functions) it holds:
-//
-//   - the v1beta1 entry points of ported functions with several v1beta1 arguments
-//     (UpgradeInputFrom, UpgradePending): the conversions and the call, so that a call site
-//     changes by its package name only;
-//   - the pools views of a v1beta1 class and topology (PoolClasses, PoolTopologies), for the
-//     callers that keep computing with the v1beta1 values pools answers with (see pools.go);
+// Package adapt hands the packages on the hub (model/api/v1beta2, issue #37) the hub form of the
+// typed v1beta1 values their last v1beta1 callers still hold: the admission webhooks' requests and
+// the validation adapters they call (model/validation/v1beta1.go), the ClusterClass status and
+// revision recorder, the Rollouts' Clusters, and ExtensionConfig conditions. Each function converts
+// a v1beta1 value right before the call (and, where the caller keeps using the result, converts
+// the answer back). When a caller is ported, its adapter call is deleted; when no caller is left,
+// so is this package.
 //
 // The rules are Cluster API v1.14's conversion from v1beta1 to v1beta2 (core/v1beta1's
 // conversion.go and zz_generated.conversion.go, with what its conversion webhook adds:

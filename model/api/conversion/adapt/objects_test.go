@@ -9,16 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/topoflow/topoflow/deploy/samples"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
-	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/hooknames"
-	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/api/v1beta2"
-	"github.com/topoflow/topoflow/model/pools"
 )
 
 // Durations become whole seconds (v1beta2.ConvertToSeconds): truncated, capped at MaxInt32; a
@@ -68,86 +62,4 @@ func TestClusterAndPoolsToHub(t *testing.T) {
 	assert.Nil(t, hubMD.Status.ReadyReplicas, "v1beta2's readyReplicas is another counter: from status.v1beta2 only")
 	assert.Equal(t, ptr(int32(2)), hubMD.Status.UpToDateReplicas)
 	assert.Equal(t, &v1beta2.MachineDeploymentV1Beta1DeprecatedStatus{UpdatedReplicas: 2, ReadyReplicas: 3, UnavailableReplicas: 1}, hubMD.Status.Deprecated.V1Beta1)
-
-	mds, err := adapt.MachineDeploymentsToHub(map[string]*v1beta1.MachineDeployment{"md-0": md})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]*v1beta2.MachineDeployment{"md-0": hubMD}, mds)
-	mds, err = adapt.MachineDeploymentsToHub(nil)
-	assert.NoError(t, err)
-	assert.Nil(t, mds)
-}
-
-// UpgradePending reads the metadata alone, so a Cluster whose references would not convert
-// still answers.
-func TestUpgradePending(t *testing.T) {
-	c := &v1beta1.Cluster{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{runtimev1.PendingHooksAnnotation: hooksv1.AfterClusterUpgrade}},
-		Spec: v1beta1.ClusterSpec{ControlPlaneRef: &corev1.ObjectReference{APIVersion: "a/b/c"}}}
-	assert.True(t, adapt.UpgradePending(c, hooksv1.AfterClusterUpgrade))
-	assert.False(t, adapt.UpgradePending(c, hooksv1.AfterControlPlaneInitialized))
-}
-
-// PoolObjectToHub converts a v1beta1 MachineDeployment or MachinePool and leaves anything else.
-func TestPoolObjectToHub(t *testing.T) {
-	md := &v1beta1.MachineDeployment{TypeMeta: metav1.TypeMeta{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "MachineDeployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: "md"}, Status: v1beta1.MachineDeploymentStatus{UpdatedReplicas: 2}}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(md)
-	require.NoError(t, err)
-	hub, err := adapt.PoolObjectToHub(&unstructured.Unstructured{Object: m})
-	require.NoError(t, err)
-	assert.Equal(t, "cluster.x-k8s.io/v1beta2", hub.GetAPIVersion())
-	n, _, _ := unstructured.NestedInt64(hub.Object, "status", "deprecated", "v1beta1", "updatedReplicas")
-	assert.Equal(t, int64(2), n)
-
-	for _, u := range []*unstructured.Unstructured{
-		{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment"}},
-		{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine"}},
-	} {
-		got, err := adapt.PoolObjectToHub(u)
-		require.NoError(t, err)
-		assert.Same(t, u, got)
-	}
-}
-
-// The pools views of a v1beta1 class and topology are pools' views of their hub forms, with the
-// v1beta1 values at the same place.
-func TestPoolViews(t *testing.T) {
-	class, cluster, err := samples.Typed()
-	require.NoError(t, err)
-	cls := adapt.PoolClasses(class)
-	hub := pools.Classes(adapt.ClusterClassToHub(class))
-	require.Len(t, cls, len(hub))
-	require.NotEmpty(t, cls)
-	for i, pc := range cls {
-		assert.Equal(t, hub[i], pc.Class)
-		if pc.MachinePool {
-			mp := class.Spec.Workers.MachinePools[pc.Index]
-			assert.Equal(t, mp.Template.Bootstrap.Ref, pc.Bootstrap)
-			assert.Nil(t, pc.HealthCheck)
-			assert.Nil(t, pc.Class.HealthCheck)
-			continue
-		}
-		md := class.Spec.Workers.MachineDeployments[pc.Index]
-		assert.Equal(t, md.Template.Metadata, pc.Metadata)
-		assert.Equal(t, md.Template.Infrastructure.Ref, pc.Infrastructure)
-		assert.Equal(t, md.MachineHealthCheck, pc.HealthCheck)
-	}
-
-	topos := adapt.PoolTopologies(cluster.Spec.Topology)
-	require.Len(t, topos, len(cluster.Spec.Topology.Workers.MachineDeployments)+len(cluster.Spec.Topology.Workers.MachinePools))
-	for _, pt := range topos {
-		pc := pt.ClassIn(class)
-		require.NotNil(t, pc, pt.Name)
-		assert.Equal(t, pt.Class, pc.Name)
-		assert.Equal(t, pt.MachinePool, pc.MachinePool)
-		if !pt.MachinePool {
-			md := cluster.Spec.Topology.Workers.MachineDeployments[pt.Index]
-			assert.Equal(t, md.Metadata, pt.Metadata)
-			if md.Variables != nil {
-				assert.Equal(t, md.Variables.Overrides, pt.Overrides)
-			}
-		}
-	}
-	assert.Nil(t, adapt.PoolTopologies(nil))
-	missing := adapt.PoolTopology{Topology: pools.Topology{Class: "nope"}}
-	assert.Nil(t, missing.ClassIn(class))
 }
