@@ -69,6 +69,8 @@ type Activities struct {
 	Events record.EventRecorder
 	// workload reads workload clusters' Nodes (see nodeVersions).
 	workload workloadClients
+	// contracts are the provider contracts read from CRDs (see controlPlaneContract).
+	contracts contracts
 }
 
 // New returns the activity set.

@@ -362,8 +362,9 @@ func (a *Activities) loadFor(ctx context.Context, cluster *hubv1.Cluster, class 
 		Names:     names.Source{Seed: names.SeedFrom(string(cluster.UID))},
 		// Owner references name the Cluster in the version the API server serves, as Cluster
 		// API's controllers write them.
-		ClusterAPIVersion:  a.servedVersion("Cluster"),
-		WorkloadAPIVersion: a.servedVersion("MachineDeployment"),
+		ClusterAPIVersion:    a.servedVersion("Cluster"),
+		WorkloadAPIVersion:   a.servedVersion("MachineDeployment"),
+		ControlPlaneContract: a.controlPlaneContract(ctx, class),
 	}
 	l.input.Extensions = a.patchExtensions(ctx, cluster.Namespace, &l.extensionCalls)
 	return l, nil
@@ -469,7 +470,15 @@ func (a *Activities) readCurrent(ctx context.Context, l *loaded) (*desired.Curre
 		return nil, err
 	}
 	if cp := current.ControlPlane; cp != nil {
-		if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+		if ref, err := contract.ControlPlaneMachineInfrastructureRef(cp); err == nil && ref != nil {
+			if !strings.Contains(ref.APIVersion, "/") {
+				// A v1beta2-contract reference names its group only: read at the served version.
+				v, err := a.Kube.PreferredVersion(ref.APIVersion, ref.Kind)
+				if err != nil {
+					return nil, fmt.Errorf("control plane %s: %w", cp.GetName(), err)
+				}
+				ref.APIVersion = schema.GroupVersion{Group: ref.APIVersion, Version: v}.String()
+			}
 			if err := a.readTemplate(ctx, at(ref), cluster.Namespace, current.Templates); err != nil {
 				return nil, err
 			}

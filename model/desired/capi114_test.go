@@ -374,3 +374,46 @@ func TestShimOwner_reconcileClusterShim(t *testing.T) {
 		})
 	}
 }
+
+// TestControlPlaneContract_computeControlPlane follows v1.14.2's computeControlPlane
+// (exp/topology/desiredstate) for a control plane whose CRD declares the v1beta2 contract
+// (contract.GetContractVersionForVersion): the machine template reference is a contract reference
+// under spec.machineTemplate.spec, the node timeouts are whole seconds under
+// spec.machineTemplate.spec.deletion, and readiness gates and taints move under
+// spec.machineTemplate.spec; the external patches are told that holder field
+// (getControlPlaneHolderFieldPath). By the v1beta1 contract nothing of that is written.
+func TestControlPlaneContract_computeControlPlane(t *testing.T) {
+	for _, contract := range []string{"", "v1beta1", "v1beta2"} {
+		in := sample(t)
+		require.True(t, in.Class.Spec.ControlPlane.MachineInfrastructure.TemplateRef.IsDefined(), "the sample class has control plane machines")
+		in.ControlPlaneContract = contract
+		in.Class.Spec.ControlPlane.Deletion.NodeDrainTimeoutSeconds = ptr(int32(90))
+		in.Cluster.Spec.Topology.ControlPlane.Deletion.NodeDeletionTimeoutSeconds = ptr(int32(30))
+		in.Class.Spec.ControlPlane.Taints = []hubv1.MachineTaint{{Key: "dedicated", Value: "cp", Effect: "NoSchedule", Propagation: "Always"}}
+		in.Class.Spec.ControlPlane.ReadinessGates = []hubv1.MachineReadinessGate{{ConditionType: "Ready"}}
+		s, err := Compute(in)
+		require.NoError(t, err)
+		mt, _, _ := unstructured.NestedMap(s.ControlPlane.Object, "spec", "machineTemplate")
+		infra := s.ControlPlaneInfrastructureTemplate
+		require.NotNil(t, infra)
+		if contract != "v1beta2" {
+			assert.Equal(t, map[string]any{"apiVersion": infra.GetAPIVersion(), "kind": infra.GetKind(), "name": infra.GetName(), "namespace": infra.GetNamespace()}, mt["infrastructureRef"], contract)
+			assert.Equal(t, "1m30s", mt["nodeDrainTimeout"], contract)
+			assert.Equal(t, "30s", mt["nodeDeletionTimeout"], contract)
+			assert.NotNil(t, mt["taints"], contract)
+			assert.NotNil(t, mt["readinessGates"], contract)
+			assert.NotContains(t, mt, "spec", contract)
+			continue
+		}
+		assert.Equal(t, map[string]any{
+			"infrastructureRef": map[string]any{"apiGroup": infra.GroupVersionKind().Group, "kind": infra.GetKind(), "name": infra.GetName()},
+			"deletion":          map[string]any{"nodeDrainTimeoutSeconds": int64(90), "nodeDeletionTimeoutSeconds": int64(30)},
+			"taints":            []any{map[string]any{"key": "dedicated", "value": "cp", "effect": "NoSchedule", "propagation": "Always"}},
+			"readinessGates":    []any{map[string]any{"conditionType": "Ready"}},
+		}, mt["spec"])
+		for _, v1beta1Field := range []string{"infrastructureRef", "nodeDrainTimeout", "nodeDeletionTimeout", "taints", "readinessGates"} {
+			assert.NotContains(t, mt, v1beta1Field, "the v1beta1 contract's field")
+		}
+		assert.Contains(t, mt, "metadata", "the machines' metadata stays where both contracts have it")
+	}
+}

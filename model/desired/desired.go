@@ -68,6 +68,10 @@ type Input struct {
 	// are written in: the version the API server serves MachineDeployments in (v1beta2 beside
 	// Cluster API v1.11+, see InServedVersion). Empty means topoflow's v1beta1.
 	WorkloadAPIVersion string `json:",omitempty"`
+	// ControlPlaneContract is the contract the control plane's API version follows (its CRD's
+	// label, contract.VersionOf): contract.V1Beta2 writes the machine template's fields as that
+	// contract has them; anything else writes the v1beta1 contract's.
+	ControlPlaneContract string `json:",omitempty"`
 }
 
 // Versions are per-part Kubernetes versions.
@@ -502,8 +506,13 @@ func (c *computer) planControlPlane() error {
 	if c.cpInfra == nil {
 		return nil
 	}
+	// The field holding the reference, by the control plane's contract (getControlPlaneHolderFieldPath).
+	fieldPath := contract.ControlPlaneInfrastructureRef
+	if c.in.ControlPlaneContract == contract.V1Beta2 {
+		fieldPath = contract.ControlPlaneInfrastructureRefV1Beta2
+	}
 	holder := hooksv1.HolderReference{APIVersion: c.cp.template.GetAPIVersion(), Kind: strings.TrimSuffix(c.cp.template.GetKind(), "Template"),
-		Name: c.cp.name, FieldPath: strings.Join(contract.ControlPlaneInfrastructureRef, ".")}
+		Name: c.cp.name, FieldPath: strings.Join(fieldPath, ".")}
 	return c.addTarget(patches.ControlPlaneInfrastructure, "", c.cpInfra, holder, cpOverrides, builtins)
 }
 
@@ -520,7 +529,7 @@ func (c *computer) planControlPlaneInfrastructure() error {
 		return err
 	}
 	if cur := c.in.Current.ControlPlane; cur != nil {
-		ref, err := contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
+		ref, err := contract.ControlPlaneMachineInfrastructureRef(cur)
 		if err != nil {
 			return err
 		}
@@ -1003,14 +1012,9 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			return nil, err
 		}
 	}
+	v1beta2 := c.in.ControlPlaneContract == contract.V1Beta2
 	if infraTemplate != nil {
-		// The control plane is a provider object: its reference to the machine template carries
-		// a version, kept from the current one of the same group and kind.
-		var current *corev1.ObjectReference
-		if cur := c.in.Current.ControlPlane; cur != nil {
-			current, _ = contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
-		}
-		if err := contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, keepRefVersion(current, refTo(infraTemplate))); err != nil {
+		if err := c.setControlPlaneInfrastructureRef(obj, infraTemplate, v1beta2); err != nil {
 			return nil, err
 		}
 		// The control plane's labels and annotations go to its machines too, over the template's
@@ -1029,10 +1033,14 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 	}
 	// Readiness gates and node timeouts (class value, topology override) are set with or without
 	// machine infrastructure: the control plane provider decides what they mean.
-	if err := setList(obj, contract.ControlPlaneReadinessGates, firstGates(topo.ReadinessGates, cpClass.ReadinessGates)); err != nil {
+	gates, taints := contract.ControlPlaneReadinessGates, contract.ControlPlaneMachineTaints
+	if v1beta2 {
+		gates, taints = contract.ControlPlaneReadinessGatesV1Beta2, contract.ControlPlaneMachineTaintsV1Beta2
+	}
+	if err := setList(obj, gates, firstGates(topo.ReadinessGates, cpClass.ReadinessGates)); err != nil {
 		return nil, err
 	}
-	if err := setList(obj, contract.ControlPlaneMachineTaints, firstTaints(topo.Taints, cpClass.Taints)); err != nil {
+	if err := setList(obj, taints, firstTaints(topo.Taints, cpClass.Taints)); err != nil {
 		return nil, err
 	}
 	if after := topo.Rollout.After; !after.IsZero() {
@@ -1048,14 +1056,38 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 		{"nodeVolumeDetachTimeout", cpClass.Deletion.NodeVolumeDetachTimeoutSeconds, topo.Deletion.NodeVolumeDetachTimeoutSeconds},
 		{"nodeDeletionTimeout", cpClass.Deletion.NodeDeletionTimeoutSeconds, topo.Deletion.NodeDeletionTimeoutSeconds},
 	} {
-		if d := firstInt32(t.topo, t.class); d != nil {
-			// The control plane contract's v1beta1 field: a duration (whole seconds, as the hub holds it).
-			if err := contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), (time.Duration(*d) * time.Second).String()); err != nil {
-				return nil, err
-			}
+		d := firstInt32(t.topo, t.class)
+		var err error
+		switch {
+		case d == nil:
+		case v1beta2:
+			// The v1beta2 contract's field: whole seconds under deletion.
+			err = contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneDeletionV1Beta2...), t.field+"Seconds"), int64(*d))
+		default:
+			// The v1beta1 contract's field: a duration (whole seconds, as the hub holds it).
+			err = contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), (time.Duration(*d) * time.Second).String())
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return obj, nil
+}
+
+// setControlPlaneInfrastructureRef points the control plane at its machine template (Cluster
+// API's computeControlPlane): by the v1beta2 contract a contract reference (API group, kind,
+// name); by the v1beta1 one an object reference whose version is kept from the current one of
+// the same group and kind (calculateRefDesiredAPIVersion).
+func (c *computer) setControlPlaneInfrastructureRef(obj, infraTemplate *unstructured.Unstructured, v1beta2 bool) error {
+	if v1beta2 {
+		return contract.Set(obj, contract.ControlPlaneInfrastructureRefV1Beta2, map[string]any{
+			"apiGroup": infraTemplate.GroupVersionKind().Group, "kind": infraTemplate.GetKind(), "name": infraTemplate.GetName()})
+	}
+	var current *corev1.ObjectReference
+	if cur := c.in.Current.ControlPlane; cur != nil {
+		current, _ = contract.ObjectRef(cur, contract.ControlPlaneInfrastructureRef)
+	}
+	return contract.SetRef(obj, contract.ControlPlaneInfrastructureRef, keepRefVersion(current, refTo(infraTemplate)))
 }
 
 func anyToStringMap(m map[string]any) map[string]string {

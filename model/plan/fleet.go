@@ -180,7 +180,7 @@ func controlPlaneRoll(cur *unstructured.Unstructured, state *desired.State) stri
 	if from, to := str(cur, contract.ControlPlaneVersion), str(want, contract.ControlPlaneVersion); to != "" && from != to {
 		why = append(why, "version "+from+" -> "+to)
 	}
-	if from, to := refName(cur, contract.ControlPlaneInfrastructureRef), refName(want, contract.ControlPlaneInfrastructureRef); to != "" && from != to {
+	if from, to := machineTemplateName(cur), machineTemplateName(want); to != "" && from != to {
 		why = append(why, "machine template "+from+" -> "+to)
 	}
 	if from, to := str(cur, contract.ControlPlaneRolloutAfter), str(want, contract.ControlPlaneRolloutAfter); to != "" && from != to {
@@ -262,8 +262,9 @@ func str(u *unstructured.Unstructured, p contract.Path) string {
 	return s
 }
 
-func refName(u *unstructured.Unstructured, p contract.Path) string {
-	ref, err := contract.ObjectRef(u, p)
+// machineTemplateName is the name of the control plane's machine template, by either contract.
+func machineTemplateName(cp *unstructured.Unstructured) string {
+	ref, err := contract.ControlPlaneMachineInfrastructureRef(cp)
 	if err != nil || ref == nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -141,6 +142,7 @@ func FromObjects(objs []*unstructured.Unstructured, seed uint64) (*Input, error)
 		},
 	}}
 	addRefVersions(in.Desired.Current.RefVersions, v1beta1Docs, cluster.Name)
+	in.Desired.ControlPlaneContract = controlPlaneContract(rest, class)
 	if err := in.sort(rest); err != nil {
 		return nil, err
 	}
@@ -616,4 +618,29 @@ func strictV1Beta1(objs []*unstructured.Unstructured) error {
 		return fmt.Errorf("plan input: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// controlPlaneContract is the contract the class's control plane follows, from the labels of its
+// CustomResourceDefinition when the file holds it (contract.VersionOf, as Cluster API reads the
+// CRD: contract.GetContractVersionForVersion); the v1beta1 contract otherwise.
+func controlPlaneContract(docs []*unstructured.Unstructured, class *hubv1.ClusterClass) string {
+	ref := class.Spec.ControlPlane.TemplateRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return contract.V1Beta1
+	}
+	kind := strings.TrimSuffix(ref.Kind, "Template")
+	for _, d := range docs {
+		if d.GetKind() != "CustomResourceDefinition" || d.GroupVersionKind().Group != "apiextensions.k8s.io" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(d.Object, "spec", "group")
+		crdKind, _, _ := unstructured.NestedString(d.Object, "spec", "names", "kind")
+		if group == gv.Group && crdKind == kind {
+			if c := contract.VersionOf(d.GetLabels(), gv.Version); c != "" {
+				return c
+			}
+		}
+	}
+	return contract.V1Beta1
 }

@@ -44,7 +44,7 @@ func deletes(cur desired.Current, state *desired.State, ns string) (Deletes, err
 	}
 	var d Deletes
 	if cp := cur.ControlPlane; cp != nil {
-		if ref, err := contract.ObjectRef(cp, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+		if ref, err := contract.ControlPlaneMachineInfrastructureRef(cp); err == nil && ref != nil {
 			if t, ok := cur.Templates[desired.RefKeyIn(ref, ns)]; ok && !used[keyOf(t)] {
 				d.ControlPlane = append(d.ControlPlane, refTo(t))
 			}

@@ -109,7 +109,7 @@ func markPending(state *desired.State, cur desired.Current, ui upgrade.Input, re
 	cp := ui.ControlPlane
 	if cp.Exists && res.ControlPlane != target && cp.SpecVersion == res.ControlPlane {
 		state.ControlPlanePending = true
-		if ref, err := contract.ObjectRef(cur.ControlPlane, contract.ControlPlaneInfrastructureRef); err == nil && ref != nil {
+		if ref, err := contract.ControlPlaneMachineInfrastructureRef(cur.ControlPlane); err == nil && ref != nil {
 			state.Kept = append(state.Kept, desired.RefKeyIn(ref, cur.ControlPlane.GetNamespace()))
 		}
 	}
