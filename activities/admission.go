@@ -58,6 +58,12 @@ func (a *Activities) RunningState(ctx context.Context, cluster *clusterv1.Cluste
 	if err != nil {
 		return upgrade.Input{}, err
 	}
+	return a.runningOf(ctx, c, adapt.ClusterClassToHub(class))
+}
+
+// runningOf is what a Cluster runs now, read on the hub: its control plane, pools, Machines and
+// MachinePool Nodes as the upgrade input (what the version checks and rollout.Settled read).
+func (a *Activities) runningOf(ctx context.Context, c *hubv1.Cluster, class *hubv1.ClusterClass) (upgrade.Input, error) {
 	cpRef, err := a.contractRef(c.Spec.ControlPlaneRef, c.Namespace)
 	if err != nil {
 		return upgrade.Input{}, err
@@ -90,7 +96,7 @@ func (a *Activities) RunningState(ctx context.Context, cluster *clusterv1.Cluste
 	if err != nil {
 		return upgrade.Input{}, fmt.Errorf("failed to check if MachinePools are upgrading: %w", err)
 	}
-	return upgrade.InputFrom(c, adapt.ClusterClassToHub(class), cp, byMD, byMP, machines, nodes)
+	return upgrade.InputFrom(c, class, cp, byMD, byMP, machines, nodes)
 }
 
 // ClustersUsing lists the Clusters, in every namespace, whose topology names the class.

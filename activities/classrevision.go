@@ -14,7 +14,6 @@ import (
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/revision"
@@ -216,15 +215,15 @@ func (a *Activities) markClassRevisionApplied(ctx context.Context, cluster *hubv
 // resolveClassRevision checks a classRevision change against the Clusters selected and puts the
 // revision number it moves to in change (rollout.OneClass, rollout.ResolveClassRevision); the
 // string says why the rollout cannot start. Another change, or no Cluster, is left as it is.
-func (a *Activities) resolveClassRevision(ctx context.Context, change *rolloutv1.Change, clusters []clusterv1.Cluster) (string, error) {
+func (a *Activities) resolveClassRevision(ctx context.Context, change *rolloutv1.Change, clusters []hubv1.Cluster) (string, error) {
 	if change.ClassRevision == "" || len(clusters) == 0 {
 		return "", nil
 	}
 	classOf := make(map[string]string, len(clusters))
 	for i := range clusters {
 		c := &clusters[i]
-		if c.Spec.Topology != nil {
-			classOf[c.Namespace+"/"+c.Name] = c.ClassNamespace() + "/" + c.Spec.Topology.Class
+		if c.Spec.Topology.IsDefined() {
+			classOf[c.Namespace+"/"+c.Name] = c.ClassNamespace() + "/" + c.Spec.Topology.ClassRef.Name
 		} else {
 			classOf[c.Namespace+"/"+c.Name] = ""
 		}
@@ -234,8 +233,8 @@ func (a *Activities) resolveClassRevision(ctx context.Context, change *rolloutv1
 		return why, nil
 	}
 	ns, name, _ := strings.Cut(key, "/")
-	class := &clusterv1.ClusterClass{}
-	switch err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, ns, name, class); {
+	class := &hubv1.ClusterClass{}
+	switch err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ns, name, class); {
 	case kube.IsNotFound(err):
 		return fmt.Sprintf("spec.change.classRevision: ClusterClass %s not found", key), nil
 	case err != nil:
@@ -255,7 +254,7 @@ func (a *Activities) resolveClassRevision(ctx context.Context, change *rolloutv1
 // pinMissing says why a Cluster is not written a pin: the revision it names is not recorded (the
 // Cluster was rebased since the rollout started, or the revision was deleted). "" when it is, or
 // the write pins nothing.
-func (a *Activities) pinMissing(ctx context.Context, c *clusterv1.Cluster, w rollout.Write) (string, error) {
+func (a *Activities) pinMissing(ctx context.Context, c *hubv1.Cluster, w rollout.Write) (string, error) {
 	if w.Pin == "" {
 		return "", nil
 	}
@@ -266,7 +265,7 @@ func (a *Activities) pinMissing(ctx context.Context, c *clusterv1.Cluster, w rol
 	}
 	switch {
 	case kube.IsNotFound(err):
-		return fmt.Sprintf("ClusterClassRevision %s/%s not found: the Cluster's class is %s", ns, w.Pin, c.Spec.Topology.Class), nil
+		return fmt.Sprintf("ClusterClassRevision %s/%s not found: the Cluster's class is %s", ns, w.Pin, c.Spec.Topology.ClassRef.Name), nil
 	case err != nil:
 		return "", fmt.Errorf("reading ClusterClassRevision %s/%s: %w", ns, w.Pin, err)
 	}

@@ -63,8 +63,8 @@ func TestPinnedClassOf(t *testing.T) {
 // TestHoldsPin: a classRevision change holds once the Cluster's pin names the revision of its
 // class, whatever its topology; other changes look at the topology only.
 func TestHoldsPin(t *testing.T) {
-	c := &clusterv1.Cluster{}
-	c.Spec.Topology = &clusterv1.Topology{Class: "gold", Version: "v1.31.2"}
+	c := &hubv1.Cluster{}
+	c.Spec.Topology = hubv1.Topology{ClassRef: hubv1.ClusterClassRef{Name: "gold"}, Version: "v1.31.2"}
 	for _, tt := range []struct {
 		name   string
 		pin    string

@@ -12,9 +12,7 @@ import (
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/plan"
 	"github.com/topoflow/topoflow/model/revision"
@@ -75,7 +73,7 @@ func (a *Activities) readRolloutPlanOf(ctx context.Context, ref RolloutRef, r *r
 		return out, nil
 	}
 	out.Spec = res.Spec
-	clusters, err := a.ClustersMatching(ctx, selectionNamespaces(out.Spec, ref.Namespace), &out.Spec.Clusters.Selector)
+	clusters, err := a.clustersMatching(ctx, selectionNamespaces(out.Spec, ref.Namespace), &out.Spec.Clusters.Selector)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +81,7 @@ func (a *Activities) readRolloutPlanOf(ctx context.Context, ref RolloutRef, r *r
 		return out, err
 	}
 	cands := make([]rollout.Candidate, len(clusters))
-	byKey := map[string]*clusterv1.Cluster{}
+	byKey := map[string]*hubv1.Cluster{}
 	for i := range clusters {
 		c := &clusters[i]
 		cands[i] = rollout.Candidate{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels, Windows: windowsOf(c)}
@@ -121,7 +119,7 @@ func (a *Activities) readRolloutPlanOf(ctx context.Context, ref RolloutRef, r *r
 
 // rolloutClusterInput is one Cluster of a Rollout's plan (see ReadRolloutPlan): a classRevision
 // change's pin is in the changed Cluster, so it is computed from the revision it moves to.
-func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *clusterv1.Cluster, change rolloutv1.Change, fragment map[string]any) plan.ClusterInput {
+func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *hubv1.Cluster, change rolloutv1.Change, fragment map[string]any) plan.ClusterInput {
 	ci := plan.ClusterInput{Cluster: c.Namespace + "/" + c.Name}
 	stored := c.DeepCopy()
 	changed := c.DeepCopy()
@@ -140,28 +138,14 @@ func (a *Activities) rolloutClusterInput(ctx context.Context, by RolloutRef, c *
 			ci.Err = fmt.Sprintf("asking admission about the change (server-side dry run): %v", err)
 			return ci
 		}
-		changed = &clusterv1.Cluster{}
+		changed = &hubv1.Cluster{}
 		if err := a.Kube.Decode(u, changed); err != nil {
 			ci.Err = fmt.Sprintf("decoding the changed Cluster: %v", err)
 			return ci
 		}
 		ci.WritesCluster = true
 	}
-	return a.clusterInput(ctx, ci, changed, stored, nil, nil)
-}
-
-// clusterInput completes a fleet plan's Cluster read as v1beta1 (a Rollout writes its change to
-// Clusters as v1beta1): hubClusterInput of its hub forms.
-func (a *Activities) clusterInput(ctx context.Context, ci plan.ClusterInput, changed, stored *clusterv1.Cluster, class *hubv1.ClusterClass, templates map[string]*unstructured.Unstructured) plan.ClusterInput {
-	var hub [2]*hubv1.Cluster
-	for i, c := range []*clusterv1.Cluster{changed, stored} {
-		var err error
-		if hub[i], err = adapt.ClusterToHub(c); err != nil {
-			ci.Err = err.Error()
-			return ci
-		}
-	}
-	return a.hubClusterInput(ctx, ci, hub[0], hub[1], class, templates)
+	return a.hubClusterInput(ctx, ci, changed, stored, nil, nil)
 }
 
 // hubClusterInput completes a fleet plan's Cluster: the plan input of changed (the Cluster as the

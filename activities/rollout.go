@@ -22,6 +22,7 @@ import (
 	"github.com/topoflow/topoflow/internal/metrics"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/rollout"
 )
@@ -101,22 +102,35 @@ func (a *Activities) setRolloutFinalizers(ctx context.Context, r *rolloutv1.Roll
 	return nil
 }
 
-// ClustersMatching lists the Clusters of the namespaces (every one when empty) whose labels match,
-// ordered by namespace and name.
+// clustersMatching lists the Clusters of the namespaces (every one when empty) whose labels match,
+// on the hub, ordered by namespace and name: a Rollout's selection.
+func (a *Activities) clustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]hubv1.Cluster, error) {
+	return clustersMatchingAs[hubv1.Cluster](ctx, a, kube.Clusters, namespaces, sel)
+}
+
+// ClustersMatching is clustersMatching as v1beta1 Clusters, for the Rollout admission webhook:
+// internal/admission.Reader still takes v1beta1 (and only counts them). It goes when that reader
+// moves to the hub; the Rollout path reads clustersMatching.
 func (a *Activities) ClustersMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]clusterv1.Cluster, error) {
-	items, err := a.listMatching(ctx, namespaces, sel, a.Kube.List)
+	return clustersMatchingAs[clusterv1.Cluster](ctx, a, kube.V1Beta1Clusters, namespaces, sel)
+}
+
+// clustersMatchingAs lists the matching Clusters as gvr's version (T), ordered by namespace and
+// name.
+func clustersMatchingAs[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, namespaces []string, sel *metav1.LabelSelector) ([]T, error) {
+	items, err := a.listMatching(ctx, namespaces, sel, gvr, a.Kube.List)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]clusterv1.Cluster, len(items))
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].GetNamespace()+"/"+items[i].GetName() < items[j].GetNamespace()+"/"+items[j].GetName()
+	})
+	out := make([]T, len(items))
 	for i := range items {
 		if err := a.Kube.Decode(&items[i], &out[i]); err != nil {
 			return nil, fmt.Errorf("decoding Cluster %s/%s: %w", items[i].GetNamespace(), items[i].GetName(), err)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
-	})
 	return out, nil
 }
 
@@ -158,7 +172,7 @@ func (a *Activities) SelectClusters(ctx context.Context, in SelectInput) (Select
 		return out, err
 	}
 	out.Spec, in.Spec = res.Spec, res.Spec
-	clusters, err := a.ClustersMatching(ctx, selectionNamespaces(in.Spec, in.Rollout.Namespace), &in.Spec.Clusters.Selector)
+	clusters, err := a.clustersMatching(ctx, selectionNamespaces(in.Spec, in.Rollout.Namespace), &in.Spec.Clusters.Selector)
 	if err != nil {
 		return out, err
 	}
@@ -223,7 +237,7 @@ func selectionNamespaces(spec rolloutv1.RolloutSpec, own string) []string {
 }
 
 // windowsOf is the Cluster's own maintenance windows (nil: the rollout's).
-func windowsOf(c *clusterv1.Cluster) []string {
+func windowsOf(c *hubv1.Cluster) []string {
 	v, ok := c.Annotations[rollout.WindowsAnnotation]
 	if !ok {
 		return nil
@@ -233,7 +247,7 @@ func windowsOf(c *clusterv1.Cluster) []string {
 
 // olderRolloutOver names the oldest Rollout created before this one, not ended, whose selection
 // shares a Cluster with this one's (the conflict rule: the younger waits).
-func (a *Activities) olderRolloutOver(ctx context.Context, self RolloutRef, ours []clusterv1.Cluster) (string, error) {
+func (a *Activities) olderRolloutOver(ctx context.Context, self RolloutRef, ours []hubv1.Cluster) (string, error) {
 	items, err := a.Kube.Dynamic.Resource(kube.Rollouts).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("listing Rollouts: %w", err)
@@ -260,7 +274,7 @@ func (a *Activities) olderRolloutOver(ctx context.Context, self RolloutRef, ours
 		if rollout.Ended(r.Status.Phase, r.Status.ObservedGeneration, r.Generation) {
 			continue
 		}
-		theirs, err := a.ClustersMatching(ctx, selectionNamespaces(r.Spec, r.Namespace), &r.Spec.Clusters.Selector)
+		theirs, err := a.clustersMatching(ctx, selectionNamespaces(r.Spec, r.Namespace), &r.Spec.Clusters.Selector)
 		if err != nil {
 			return "", err
 		}
@@ -282,41 +296,49 @@ func olderThan(a, b *unstructured.Unstructured) bool {
 }
 
 // holds says whether the Cluster already holds the change's write: its spec.topology has every
-// value of the fragment and its annotations the pin (rollout.Write.HeldBy, on the topology as JSON).
-func holds(c *clusterv1.Cluster, w rollout.Write) bool {
-	if c.Spec.Topology == nil {
+// value of the fragment and its annotations the pin (rollout.Write.HeldBy, on the v1beta2
+// topology as JSON, the fragment's shape).
+func holds(c *hubv1.Cluster, w rollout.Write) bool {
+	if !c.Spec.Topology.IsDefined() {
 		return false
 	}
-	topo, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.Spec.Topology)
+	topo, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c.Spec.Topology)
 	return err == nil && w.HeldBy(topo, c.Annotations)
 }
 
 // writeFor is the change's write to one Cluster (fragment: the change's topology), its pin naming
 // a revision of the Cluster's class.
-func writeFor(change rolloutv1.Change, fragment map[string]any, c *clusterv1.Cluster) (rollout.Write, error) {
-	class := ""
-	if c.Spec.Topology != nil {
-		class = c.Spec.Topology.Class
-	}
-	return rollout.WriteFor(change, fragment, class)
+func writeFor(change rolloutv1.Change, fragment map[string]any, c *hubv1.Cluster) (rollout.Write, error) {
+	return rollout.WriteFor(change, fragment, c.Spec.Topology.ClassRef.Name)
 }
 
 // applyChange writes the change to one Cluster with server-side apply as the rollout's field
 // manager, with the claim annotation naming the Rollout and the pin of a classRevision change
-// (dryRun: admission only). Every Rollout
-// writes as that one manager, so the apply also names what earlier Rollouts wrote and the
-// rollout's manager still owns, at the Cluster's values (kube.Client.ApplyKeeping): server-side
-// apply would otherwise remove it (a class rebase after a version rollout would remove the
-// version). Through the client that remembers the written object in the worker's cache: the next
-// read of the Cluster must not see it from before the write (a hand change, it would say).
-func (a *Activities) applyChange(ctx context.Context, c *clusterv1.Cluster, by RolloutRef, w rollout.Write, dryRun bool) (*unstructured.Unstructured, error) {
+// (dryRun: admission only); the answer is the Cluster as v1beta2. Every Rollout writes as that
+// one manager, so the apply also names what earlier Rollouts wrote and the rollout's manager
+// still owns, at the Cluster's values (kube.Client.ApplyKeeping): server-side apply would
+// otherwise remove it (a class rebase after a version rollout would remove the version). Through
+// the client that remembers the written object in the worker's cache: the next read of the
+// Cluster must not see it from before the write (a hand change, it would say).
+func (a *Activities) applyChange(ctx context.Context, c *hubv1.Cluster, by RolloutRef, w rollout.Write, dryRun bool) (*unstructured.Unstructured, error) {
+	return a.Kube.ApplyKeeping(ctx, changeObject(c, by, w), rollout.FieldManager, dryRun)
+}
+
+// changeObject is the Cluster a change's apply sends: v1beta2, with only the write's fields (no
+// spec when the change moves only a revision pin). On a server that stores v1beta2 it goes out as
+// it is: the request the v1beta1 object made before the model moved to the hub, which the client
+// converted then (TestChangeWireUnchanged), so the managed fields of the Clusters Rollouts wrote
+// stay as they were. On a server that serves only v1beta1 the client converts it back.
+func changeObject(c *hubv1.Cluster, by RolloutRef, w rollout.Write) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
+		"apiVersion": hubv1.GroupVersion.String(), "kind": "Cluster",
 		"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace,
 			"annotations": w.Annotations(by.String())},
-		"spec": map[string]any{"topology": w.Topology},
 	}}
-	return a.Kube.ApplyKeeping(ctx, obj, rollout.FieldManager, dryRun)
+	if len(w.Topology) > 0 {
+		obj.Object["spec"] = map[string]any{"topology": w.Topology}
+	}
+	return obj
 }
 
 // refusal says whether an error is admission's (or the schema's) answer to the change, and why.
@@ -364,7 +386,7 @@ const writeConcurrency = 8
 func (a *Activities) writeChange(ctx context.Context, by RolloutRef, key string, change rolloutv1.Change, fragment map[string]any) (rollout.WriteResult, error) {
 	ns, name, _ := strings.Cut(key, "/")
 	res := rollout.WriteResult{Key: key}
-	c, err := a.ClusterNamed(ctx, ns, name)
+	c, err := a.liveCluster(ctx, ns, name)
 	switch {
 	case err != nil:
 		return res, err
@@ -448,8 +470,8 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	ns, name, _ := strings.Cut(key, "/")
 	// Read as stored (no webhook defaults: a Cluster they would refuse is still followed, and a
 	// read error is retried, never final).
-	c := &clusterv1.Cluster{}
-	err := a.Kube.GetTyped(ctx, kube.V1Beta1Clusters, ns, name, c)
+	c := &hubv1.Cluster{}
+	err := a.Kube.GetTyped(ctx, kube.Clusters, ns, name, c)
 	if kube.IsNotFound(err) {
 		return rollout.Seen{Gone: true}, nil
 	}
@@ -464,7 +486,7 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 	if !seen.Holds {
 		// A hand change fails the Cluster for good: confirm it on the API server itself, not a
 		// cache that may lag (a worker that restarted, a watch that was cut).
-		live, err := a.ClusterNamed(ctx, ns, name)
+		live, err := a.liveCluster(ctx, ns, name)
 		if err != nil {
 			return rollout.Seen{}, err
 		}
@@ -474,12 +496,12 @@ func (a *Activities) seeCluster(ctx context.Context, key string, written int64, 
 		c = live
 		seen.Holds = holds(c, w)
 	}
-	class, err := a.ClassOf(ctx, c)
+	class, err := a.namedClass(ctx, c)
 	if err != nil || class == nil {
-		seen.Why = fmt.Sprintf("ClusterClass %s not readable: %v", c.Spec.Topology.Class, err)
+		seen.Why = fmt.Sprintf("ClusterClass %s not readable: %v", c.Spec.Topology.ClassRef.Name, err)
 		return seen, nil
 	}
-	running, err := a.RunningState(ctx, c, class)
+	running, err := a.runningOf(ctx, c, class)
 	if err != nil {
 		return seen, err
 	}
@@ -561,7 +583,7 @@ func (a *Activities) SetRolloutStatus(ctx context.Context, in RolloutStatusInput
 // clusterKeysMatching lists the keys ("namespace/name") of the Clusters a selection matches,
 // decoding none.
 func (a *Activities) clusterKeysMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector) ([]string, error) {
-	items, err := a.listMatching(ctx, namespaces, sel, a.Kube.ListNames)
+	items, err := a.listMatching(ctx, namespaces, sel, kube.Clusters, a.Kube.ListNames)
 	out := make([]string, len(items))
 	for i := range items {
 		out[i] = items[i].GetNamespace() + "/" + items[i].GetName()
@@ -570,8 +592,8 @@ func (a *Activities) clusterKeysMatching(ctx context.Context, namespaces []strin
 }
 
 // listMatching lists (with list: kube.Client.List or ListNames) the Clusters a label selector
-// matches in the namespaces (none: all), from the worker's cache.
-func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector,
+// matches in the namespaces (none: all), as gvr's version, from the worker's cache.
+func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel *metav1.LabelSelector, gvr schema.GroupVersionResource,
 	list func(context.Context, schema.GroupVersionResource, string, string) ([]unstructured.Unstructured, error)) ([]unstructured.Unstructured, error) {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
@@ -582,7 +604,7 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 	}
 	var out []unstructured.Unstructured
 	for _, ns := range namespaces {
-		items, err := list(ctx, kube.V1Beta1Clusters, ns, s.String())
+		items, err := list(ctx, gvr, ns, s.String())
 		if err != nil {
 			return nil, fmt.Errorf("listing Clusters in %q: %w", ns, err)
 		}
@@ -593,9 +615,44 @@ func (a *Activities) listMatching(ctx context.Context, namespaces []string, sel 
 
 // ClassExists says whether a ClusterClass exists (admission of a Rollout's class rebase).
 func (a *Activities) ClassExists(ctx context.Context, namespace, name string) (bool, error) {
-	_, err := a.Kube.GetUncached(ctx, kube.V1Beta1ClusterClasses, namespace, name)
+	_, err := a.Kube.GetUncached(ctx, kube.ClusterClasses, namespace, name)
 	if kube.IsNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// liveCluster reads a Cluster on the hub from the API server itself, not the worker's cache (nil,
+// nil when it does not exist): a write starts from it, and a hand change is confirmed on it.
+func (a *Activities) liveCluster(ctx context.Context, ns, name string) (*hubv1.Cluster, error) {
+	u, err := a.Kube.GetUncached(ctx, kube.Clusters, ns, name)
+	if kube.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+	}
+	c := &hubv1.Cluster{}
+	if err := a.Kube.Decode(u, c); err != nil {
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+	}
+	return c, nil
+}
+
+// namedClass reads the ClusterClass a Cluster names, on the hub (nil, nil when it names none or
+// the class does not exist: the rollout says so and keeps following the Cluster).
+func (a *Activities) namedClass(ctx context.Context, c *hubv1.Cluster) (*hubv1.ClusterClass, error) {
+	name := c.Spec.Topology.ClassRef.Name
+	if name == "" {
+		return nil, nil
+	}
+	class := &hubv1.ClusterClass{}
+	ns := c.ClassNamespace()
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ns, name, class); err != nil {
+		if kube.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", ns, name, err)
+	}
+	return class, nil
 }

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/model/revision"
 )
@@ -20,11 +24,16 @@ const ClaimAnnotation = "topoflow.dev/rollout"
 // WindowsAnnotation on a Cluster overrides the rollout's maintenance windows for it.
 const WindowsAnnotation = "topoflow.dev/maintenance-windows"
 
-// Topology is the spec.topology fragment a change writes (the v1beta1 shape).
+// Topology is the spec.topology fragment a change writes, in the v1beta2 shape of the model and
+// of the API server (Cluster API v1.11+ stores v1beta2): change.topology, which the Rollout API
+// takes in the v1beta1 shape, crosses Cluster API's conversion here, and the change's version and
+// class (classRef.name) are set over it. On such a server this is the request the v1beta1
+// fragment made when the client converted it (TestChangeWireUnchanged in activities).
 func Topology(c rolloutv1.Change) (map[string]any, error) {
 	out := map[string]any{}
 	if c.Topology != nil {
-		if err := json.Unmarshal(c.Topology.Raw, &out); err != nil {
+		var err error
+		if out, err = topologyV1Beta2(c.Topology.Raw); err != nil {
 			return nil, fmt.Errorf("spec.change.topology: %w", err)
 		}
 	}
@@ -32,10 +41,45 @@ func Topology(c rolloutv1.Change) (map[string]any, error) {
 		out["version"] = c.Version
 	}
 	if c.Class != "" {
-		out["class"] = c.Class
+		ref, _ := out["classRef"].(map[string]any)
+		if ref == nil {
+			ref = map[string]any{}
+		}
+		ref["name"] = c.Class
+		out["classRef"] = ref
 	}
 	return out, nil
 }
+
+// topologyV1Beta2 is a spec.topology fragment written in the v1beta1 shape (JSON) as v1beta2:
+// the fragment is converted inside a Cluster that holds nothing else, so what it does not set is
+// not set in v1beta2 either (model/api/conversion keeps a partial object partial).
+func topologyV1Beta2(raw []byte) (map[string]any, error) {
+	var topo map[string]any
+	if err := json.Unmarshal(raw, &topo); err != nil {
+		return nil, err
+	}
+	if topo == nil {
+		return map[string]any{}, nil
+	}
+	v1beta1 := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta1GroupVersion, "kind": "Cluster", "spec": map[string]any{"topology": topo}}}
+	hub, _, err := conversion.ToV1Beta2(v1beta1)
+	if err != nil {
+		return nil, fmt.Errorf("reading it as %s: %w", clusterv1.GroupVersion, err)
+	}
+	out, _, err := unstructured.NestedMap(hub.Object, "spec", "topology")
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out, nil
+}
+
+// v1beta1GroupVersion is the version the Rollout API's change.topology is written in.
+const v1beta1GroupVersion = "cluster.x-k8s.io/v1beta1"
 
 // Write is what a change writes to one Cluster: its spec.topology fragment (Topology) and, for a
 // classRevision change, the pin annotation naming the revision of the Cluster's class.

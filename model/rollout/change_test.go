@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/revision"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -24,7 +24,7 @@ func obj(t *testing.T, s string) map[string]any {
 }
 
 func TestHolds(t *testing.T) {
-	current := `{"class":"gold","version":"v1.34.0","variables":[{"name":"a","value":1},{"name":"b","value":{"x":"y"}}],
+	current := `{"classRef":{"name":"gold"},"version":"v1.34.0","variables":[{"name":"a","value":1},{"name":"b","value":{"x":"y"}}],
 		"workers":{"machineDeployments":[{"name":"md-0","class":"default","replicas":3}]},"controlPlane":{"replicas":3}}`
 	tests := []struct {
 		fragment string
@@ -32,7 +32,8 @@ func TestHolds(t *testing.T) {
 	}{
 		{`{"version":"v1.34.0"}`, true},
 		{`{"version":"v1.35.0"}`, false},
-		{`{"class":"gold","version":"v1.34.0"}`, true},
+		{`{"classRef":{"name":"gold"},"version":"v1.34.0"}`, true},
+		{`{"classRef":{"name":"silver"}}`, false},
 		{`{"variables":[{"name":"b","value":{"x":"y"}}]}`, true}, // one entry by name
 		{`{"variables":[{"name":"b","value":{"x":"z"}}]}`, false},
 		{`{"variables":[{"name":"c","value":1}]}`, false},  // not there yet
@@ -50,14 +51,34 @@ func TestHolds(t *testing.T) {
 }
 
 func TestTopologyFragment(t *testing.T) {
-	got, err := Topology(rolloutv1.Change{Version: "v1.35.0", Class: "silver",
-		Topology: &apiextensionsv1.JSON{Raw: []byte(`{"variables":[{"name":"a","value":2}]}`)}})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		change rolloutv1.Change
+		want   string
+	}{
+		{"version, class and a variable", rolloutv1.Change{Version: "v1.35.0", Class: "silver",
+			Topology: &apiextensionsv1.JSON{Raw: []byte(`{"variables":[{"name":"a","value":2}]}`)}},
+			`{"classRef":{"name":"silver"},"variables":[{"name":"a","value":2}],"version":"v1.35.0"}`},
+		{"the class beside a class namespace written in v1beta1", rolloutv1.Change{Class: "silver",
+			Topology: &apiextensionsv1.JSON{Raw: []byte(`{"classNamespace":"classes"}`)}},
+			`{"classRef":{"name":"silver","namespace":"classes"}}`},
+		{"v1beta1 fields in their v1beta2 places", rolloutv1.Change{Topology: &apiextensionsv1.JSON{Raw: []byte(
+			`{"workers":{"machineDeployments":[{"name":"md-0","class":"default","nodeDrainTimeout":"90s"}]}}`)}},
+			`{"workers":{"machineDeployments":[{"class":"default","deletion":{"nodeDrainTimeoutSeconds":90},"name":"md-0"}]}}`},
+		{"a revision move writes no topology", rolloutv1.Change{ClassRevision: "2"}, `{}`},
+		{"a null topology", rolloutv1.Change{Version: "v1.35.0", Topology: &apiextensionsv1.JSON{Raw: []byte(`null`)}}, `{"version":"v1.35.0"}`},
 	}
-	b, _ := json.Marshal(got)
-	if want := `{"class":"silver","variables":[{"name":"a","value":2}],"version":"v1.35.0"}`; string(b) != want {
-		t.Errorf("fragment %s, want %s", b, want)
+	for _, tt := range tests {
+		got, err := Topology(tt.change)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if b, _ := json.Marshal(got); string(b) != tt.want {
+			t.Errorf("%s: fragment %s, want %s", tt.name, b, tt.want)
+		}
+	}
+	if _, err := Topology(rolloutv1.Change{Topology: &apiextensionsv1.JSON{Raw: []byte(`[1]`)}}); err == nil || !strings.Contains(err.Error(), "spec.change.topology") {
+		t.Errorf("a topology that is no object: %v, want an error naming spec.change.topology", err)
 	}
 }
 
@@ -194,16 +215,57 @@ func TestSettled(t *testing.T) {
 	}
 }
 
-func TestNewlyReconciled(t *testing.T) {
-	cluster := func(gen, observed int64, status string) *clusterv1.Cluster {
-		c := &clusterv1.Cluster{}
-		c.Generation = gen
-		c.Status.ObservedGeneration = observed
-		if status != "" {
-			c.Status.Conditions = clusterv1.Conditions{{Type: "TopologyReconciled", Status: corev1.ConditionStatus(status)}}
-		}
-		return c
+// TestReconciled: the v1beta2 condition (status.conditions) with its own observedGeneration
+// first, else the v1beta1 one (status.deprecated.v1beta1.conditions) with status.observedGeneration.
+func TestReconciled(t *testing.T) {
+	tests := []struct {
+		name string
+		c    *clusterv1.Cluster
+		gen  int64
+		why  string
+	}{
+		{"v1beta2 condition True", withV1Beta2(cluster(4, 2, "False"), "True", 3), 3, ""},
+		{"v1beta2 condition False", withV1Beta2(cluster(4, 4, "True"), "False", 4), 0, "TopologyReconciled is False (ClusterUpgrading: upgrading)"},
+		{"v1beta1 condition True", cluster(4, 3, "True"), 3, ""},
+		{"v1beta1 condition False", cluster(4, 4, "False"), 0, "TopologyReconciled is False"},
+		{"v1beta2 conditions without TopologyReconciled", withOther(cluster(4, 3, "True")), 3, ""},
+		{"no condition", cluster(4, 4, ""), 0, "no TopologyReconciled condition yet"},
 	}
+	for _, tt := range tests {
+		gen, why := Reconciled(tt.c)
+		if gen != tt.gen || !strings.Contains(why, tt.why) || (tt.why == "") != (why == "") {
+			t.Errorf("%s: %d %q, want %d %q", tt.name, gen, why, tt.gen, tt.why)
+		}
+	}
+}
+
+// cluster is a Cluster at generation gen with a v1beta1 TopologyReconciled condition of status
+// (none when "") and status.observedGeneration observed.
+func cluster(gen, observed int64, status string) *clusterv1.Cluster {
+	c := &clusterv1.Cluster{}
+	c.Generation = gen
+	c.Status.ObservedGeneration = observed
+	if status != "" {
+		c.Status.Deprecated = &clusterv1.ClusterDeprecatedStatus{V1Beta1: &clusterv1.ClusterV1Beta1DeprecatedStatus{
+			Conditions: clusterv1.V1Beta1Conditions{{Type: "TopologyReconciled", Status: corev1.ConditionStatus(status)}}}}
+	}
+	return c
+}
+
+// withV1Beta2 adds the v1beta2 TopologyReconciled condition, of status for generation observed.
+func withV1Beta2(c *clusterv1.Cluster, status string, observed int64) *clusterv1.Cluster {
+	c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: "TopologyReconciled", Status: metav1.ConditionStatus(status),
+		ObservedGeneration: observed, Reason: "ClusterUpgrading", Message: "upgrading"})
+	return c
+}
+
+// withOther adds a v1beta2 condition other than TopologyReconciled.
+func withOther(c *clusterv1.Cluster) *clusterv1.Cluster {
+	c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, ObservedGeneration: 1})
+	return c
+}
+
+func TestNewlyReconciled(t *testing.T) {
 	tests := []struct {
 		name     string
 		old, cur *clusterv1.Cluster
@@ -216,6 +278,8 @@ func TestNewlyReconciled(t *testing.T) {
 		{"not reconciled", cluster(4, 3, "True"), cluster(4, 4, "False"), false},
 		{"no condition yet", nil, cluster(1, 0, ""), false},
 		{"first seen reconciled", nil, cluster(2, 2, "True"), true},
+		{"v1beta2 condition reconciled for the generation", withV1Beta2(cluster(4, 4, ""), "True", 3), withV1Beta2(cluster(4, 4, ""), "True", 4), true},
+		{"v1beta2 condition for an older generation", withV1Beta2(cluster(4, 4, ""), "False", 4), withV1Beta2(cluster(4, 4, "True"), "True", 3), false},
 		{"revision move applied", pinned(cluster(4, 4, "True"), "gold-2", "gold-1"), pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), true},
 		{"revision pinned, not applied yet", pinned(cluster(4, 4, "True"), "gold-1", "gold-1"), pinned(cluster(4, 4, "True"), "gold-2", "gold-1"), false},
 		{"revision applied before", pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), pinned(cluster(4, 4, "True"), "gold-2", "gold-2"), false},
@@ -235,7 +299,7 @@ func pinned(c *clusterv1.Cluster, pin, applied string) *clusterv1.Cluster {
 }
 
 func TestWrite(t *testing.T) {
-	topo := `{"class":"gold","version":"v1.34.0"}`
+	topo := `{"classRef":{"name":"gold"},"version":"v1.34.0"}`
 	tests := []struct {
 		name        string
 		change      rolloutv1.Change

@@ -3,9 +3,13 @@ package rollout
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/revision"
+	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
@@ -23,26 +27,31 @@ type Progress struct {
 	Applied string `json:"applied,omitempty"`
 }
 
-// Reconciled reads TopologyReconciled from a Cluster: the v1beta2 condition (with its own
-// observedGeneration) when there is one, as Cluster API core beside topoflow keeps it, else the
-// v1beta1 condition with status.observedGeneration (topoflow's Cluster controller role).
+// Reconciled reads TopologyReconciled from a Cluster: the v1beta2 condition (status.conditions,
+// with its own observedGeneration) when there is one, as Cluster API core and topoflow's Cluster
+// controller role write it, else the v1beta1 condition (status.deprecated.v1beta1.conditions)
+// with status.observedGeneration, as a status written before the v1beta2 one holds it. These are
+// the v1beta1 status.v1beta2.conditions and status.conditions read before: Cluster API v1.14.2's
+// conversion (core/v1beta1 Convert_v1beta1_ClusterStatus_To_v1beta2_ClusterStatus and back) moves
+// each list as a whole between the two places, so the rule reads the same conditions whichever
+// version the server stores.
 func Reconciled(c *clusterv1.Cluster) (int64, string) {
-	if c.Status.V1Beta2 != nil {
-		for _, cond := range c.Status.V1Beta2.Conditions {
-			if cond.Type == "TopologyReconciled" {
-				if cond.Status == "True" {
-					return cond.ObservedGeneration, ""
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == status.TopologyReconciled {
+			if cond.Status == metav1.ConditionTrue {
+				return cond.ObservedGeneration, ""
+			}
+			return 0, fmt.Sprintf("TopologyReconciled is %s (%s: %s)", cond.Status, cond.Reason, cond.Message)
+		}
+	}
+	if d := c.Status.Deprecated; d != nil && d.V1Beta1 != nil {
+		for _, cond := range d.V1Beta1.Conditions {
+			if cond.Type == status.TopologyReconciled {
+				if cond.Status == corev1.ConditionTrue {
+					return c.Status.ObservedGeneration, ""
 				}
 				return 0, fmt.Sprintf("TopologyReconciled is %s (%s: %s)", cond.Status, cond.Reason, cond.Message)
 			}
-		}
-	}
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == "TopologyReconciled" {
-			if cond.Status == "True" {
-				return c.Status.ObservedGeneration, ""
-			}
-			return 0, fmt.Sprintf("TopologyReconciled is %s (%s: %s)", cond.Status, cond.Reason, cond.Message)
 		}
 	}
 	return 0, "no TopologyReconciled condition yet"

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/labels"
 	"github.com/topoflow/topoflow/model/rollout"
@@ -88,7 +88,13 @@ func newFleet(ctx context.Context, kc *kube.Client, tc client.Client, o options,
 	for _, gvr := range provider.TopologyKinds {
 		_, _ = factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: f.sawObject})
 	}
-	_, _ = factory.ForResource(kube.V1Beta1Clusters).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	// Clusters are watched as the starter watches them: in the version the API server serves, read
+	// on the hub (v1beta2) whatever that is.
+	clusters := factory.ForResource(kc.Wire(kube.Clusters)).Informer()
+	if kc.Wire(kube.Clusters) != kube.Clusters {
+		_ = clusters.SetTransform(kc.ModelledTransform(kube.Clusters))
+	}
+	_, _ = clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: f.sawCluster, UpdateFunc: func(old, obj any) { f.sawCluster(obj); f.sawRolled(old, obj) }})
 	factory.Start(fctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
@@ -176,7 +182,10 @@ func (f *fleet) sawRolled(oldObj, obj any) {
 		return
 	}
 	var old, cur clusterv1.Cluster
-	if decode.FromUnstructured(o, &old) != nil || decode.FromUnstructured(u, &cur) != nil {
+	if _, err := decode.Lenient(o, &old); err != nil {
+		return
+	}
+	if _, err := decode.Lenient(u, &cur); err != nil {
 		return
 	}
 	now := time.Now()
@@ -506,7 +515,7 @@ func (f *fleet) upgradeAll(ctx context.Context) (upgradeResult, error) {
 	began := make([]time.Time, len(names))
 	err := parallel(ctx, 32, len(names), func(i int) error {
 		began[i] = time.Now()
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": clusterv1.GroupVersion.String(), "kind": "Cluster",
 			"metadata": map[string]any{"name": names[i], "namespace": f.ns},
 			"spec":     map[string]any{"topology": map[string]any{"version": upgradeTo}}}}
 		_, err := f.kc.Apply(ctx, u, fieldManager+"-upgrade")
@@ -659,7 +668,7 @@ func freeAddr() string {
 // deleteAll deletes every object of the topology kinds in a namespace (the local stack has no
 // namespace controller to do it).
 func deleteAll(ctx context.Context, kc *kube.Client, ns string) {
-	for _, gvr := range append([]schema.GroupVersionResource{kube.V1Beta1Clusters}, provider.TopologyKinds...) {
+	for _, gvr := range append([]schema.GroupVersionResource{kc.Wire(kube.Clusters)}, provider.TopologyKinds...) {
 		_ = kc.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
 }

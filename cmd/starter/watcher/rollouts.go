@@ -16,9 +16,8 @@ import (
 
 	"github.com/topoflow/topoflow/activities"
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
-	clusterv1beta1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
 	"github.com/topoflow/topoflow/model/rollout"
 	"github.com/topoflow/topoflow/workflows"
@@ -107,13 +106,13 @@ func (w *Watcher) followClusters(oldObj any, u *unstructured.Unstructured) {
 	if w.rollouts == nil || claim == "" || (o != nil && o.GetResourceVersion() == u.GetResourceVersion()) {
 		return // not claimed, or a resync: nothing new
 	}
-	cur, err := w.v1beta1Cluster(u)
+	cur, err := progressOf(u)
 	if err != nil {
 		return
 	}
-	var old *clusterv1beta1.Cluster
+	var old *clusterv1.Cluster
 	if o != nil {
-		if old, err = w.v1beta1Cluster(o); err != nil {
+		if old, err = progressOf(o); err != nil {
 			old = nil
 		}
 	}
@@ -122,25 +121,19 @@ func (w *Watcher) followClusters(oldObj any, u *unstructured.Unstructured) {
 	}
 }
 
-// v1beta1Cluster reads what rollout.NewlyReconciled reads of a Cluster of the watch (v1beta2),
-// its metadata and status, as the v1beta1 Cluster model/rollout still takes, through the
-// conversion at topoflow's edge: its v1beta2 conditions land in status.v1beta2 and its v1beta1
-// ones in status.conditions, where rollout.Reconciled looks. The spec is left out: nothing there
-// is read, and its contract references would cost a discovery lookup each.
-func (w *Watcher) v1beta1Cluster(u *unstructured.Unstructured) (*clusterv1beta1.Cluster, error) {
+// progressOf reads what rollout.NewlyReconciled reads of a Cluster of the watch (v1beta2, the
+// hub): its metadata and status, leniently (a status field a newer Cluster API adds is no reason
+// not to wake a Rollout). The spec is left out: nothing there is read.
+func progressOf(u *unstructured.Unstructured) (*clusterv1.Cluster, error) {
 	part := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
 	for _, f := range []string{"metadata", "status"} {
 		if v, ok := u.Object[f]; ok {
 			part.Object[f] = v
 		}
 	}
-	v1, err := conversion.ToV1Beta1(part, w.kube.PreferredVersion)
-	if err != nil {
-		return nil, err
-	}
-	var c clusterv1beta1.Cluster
-	if err := decode.FromUnstructured(v1, &c); err != nil {
-		return nil, fmt.Errorf("reading Cluster %s/%s as v1beta1: %w", u.GetNamespace(), u.GetName(), err)
+	var c clusterv1.Cluster
+	if _, err := decode.Lenient(part, &c); err != nil {
+		return nil, fmt.Errorf("reading Cluster %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
 	return &c, nil
 }

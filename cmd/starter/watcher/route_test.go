@@ -139,6 +139,11 @@ func TestFollowClustersReadsV1Beta2(t *testing.T) {
 		{"not claimed", cluster("1", false, v1beta2("True", 2)), cluster("2", false, v1beta2("True", 3)), false},
 		{"a resync", cluster("2", true, v1beta2("True", 2)), cluster("2", true, v1beta2("True", 3)), false},
 		{"added reconciled", nil, cluster("2", true, v1beta2("True", 3)), true},
+		{"a status field the hub types do not know", cluster("1", true, v1beta2("True", 2)), cluster("2", true, func() map[string]any {
+			st := v1beta2("True", 3)
+			st["addedByANewerClusterAPI"] = map[string]any{"x": int64(1)}
+			return st
+		}()), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rolloutSignal]())
