@@ -177,3 +177,37 @@ func TestForClusterAPIRefusals(t *testing.T) {
 	in.APIVersion = V1Beta2
 	assert.ErrorContains(t, in.ForClusterAPI("v1.10"), "Cluster API v1.10 serves only v1beta1")
 }
+
+// TestPlanControlPlaneContract: a plan file holding the control plane's CustomResourceDefinition
+// plans by the contract its labels declare for the version the class's template names (Cluster
+// API v1.14.2 reads the CRD: contract.GetContractVersionForVersion, then computeControlPlane);
+// without it, by the v1beta1 contract.
+func TestPlanControlPlaneContract(t *testing.T) {
+	crd := func(labels map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "simcontrolplanes.controlplane.cluster.x-k8s.io", "labels": labels},
+			"spec":     map[string]any{"group": "controlplane.cluster.x-k8s.io", "names": map[string]any{"kind": "SimControlPlane", "plural": "simcontrolplanes"}},
+		}}
+	}
+	machineTemplate := func(objs []*unstructured.Unstructured) map[string]any {
+		res := planFor(t, objs, "v1.14", "")
+		for _, o := range res.Objects {
+			if o.GetKind() == "SimControlPlane" {
+				mt, _, _ := unstructured.NestedMap(o.Object, "spec", "machineTemplate")
+				return mt
+			}
+		}
+		t.Fatal("no SimControlPlane planned")
+		return nil
+	}
+	v1beta1 := machineTemplate(sampleObjects(t))
+	assert.Contains(t, v1beta1, "infrastructureRef", "no CRD in the file: the v1beta1 contract")
+	assert.Equal(t, v1beta1, machineTemplate(append(sampleObjects(t), crd(map[string]any{"cluster.x-k8s.io/v1beta1": "v1beta1"}))))
+
+	v1beta2 := machineTemplate(append(sampleObjects(t), crd(map[string]any{"cluster.x-k8s.io/v1beta2": "v1beta1_v1beta2"})))
+	assert.NotContains(t, v1beta2, "infrastructureRef")
+	ref, _, _ := unstructured.NestedMap(v1beta2, "spec", "infrastructureRef")
+	assert.Equal(t, "infrastructure.cluster.x-k8s.io", ref["apiGroup"], "a contract reference: %v", v1beta2)
+	assert.NotContains(t, ref, "apiVersion")
+}
