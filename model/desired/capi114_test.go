@@ -417,3 +417,21 @@ func TestControlPlaneContract_computeControlPlane(t *testing.T) {
 		assert.Contains(t, mt, "metadata", "the machines' metadata stays where both contracts have it")
 	}
 }
+
+// TestIPFamilyGone_variablesGlobal: Cluster API v1.14.2's builtin.cluster.network has no ipFamily
+// (variables.Global), so an inline patch template that reads it renders Go's "<no value>" for the
+// missing key, as Cluster API's template rendering does, and the patch applies that string.
+func TestIPFamilyGone_variablesGlobal(t *testing.T) {
+	in := sample(t)
+	yes := true
+	cp := in.Class.Spec.ControlPlane.TemplateRef
+	in.Class.Spec.Patches = append(in.Class.Spec.Patches, hubv1.ClusterClassPatch{Name: "ip-family", Definitions: []hubv1.PatchDefinition{{
+		Selector: hubv1.PatchSelector{APIVersion: cp.APIVersion, Kind: cp.Kind, MatchResources: hubv1.PatchSelectorMatch{ControlPlane: &yes}},
+		JSONPatches: []hubv1.JSONPatch{{Op: "add", Path: "/spec/template/spec/ipFamily",
+			ValueFrom: &hubv1.JSONPatchValue{Template: "{{ .builtin.cluster.network.ipFamily }}"}}},
+	}}})
+	s, err := Compute(in)
+	require.NoError(t, err)
+	got, _, _ := unstructured.NestedString(s.ControlPlane.Object, "spec", "ipFamily")
+	assert.Equal(t, "<no value>", got)
+}
