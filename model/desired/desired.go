@@ -997,7 +997,6 @@ func (c *computer) controlPlaneMeta() clusterv1.ObjectMeta {
 }
 
 func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	cpClass := c.class.Spec.ControlPlane
 	topo := c.topo.ControlPlane
 	// No owner but the shim, as for the infrastructure cluster.
 	obj, err := c.objectFromTemplate(c.cp, shimOwnerOf(c.in.Current.ControlPlane, c.cluster.Name))
@@ -1031,21 +1030,30 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			return nil, err
 		}
 	}
-	// Readiness gates and node timeouts (class value, topology override) are set with or without
-	// machine infrastructure: the control plane provider decides what they mean.
+	if err := c.setControlPlaneMachineFields(obj, v1beta2); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// setControlPlaneMachineFields sets the control plane's readiness gates, taints, rollout.after and
+// node timeouts (class value, topology override), by the control plane's contract. They are set
+// with or without machine infrastructure: the control plane provider decides what they mean.
+func (c *computer) setControlPlaneMachineFields(obj *unstructured.Unstructured, v1beta2 bool) error {
+	cpClass, topo := c.class.Spec.ControlPlane, c.topo.ControlPlane
 	gates, taints := contract.ControlPlaneReadinessGates, contract.ControlPlaneMachineTaints
 	if v1beta2 {
 		gates, taints = contract.ControlPlaneReadinessGatesV1Beta2, contract.ControlPlaneMachineTaintsV1Beta2
 	}
 	if err := setList(obj, gates, firstGates(topo.ReadinessGates, cpClass.ReadinessGates)); err != nil {
-		return nil, err
+		return err
 	}
 	if err := setList(obj, taints, firstTaints(topo.Taints, cpClass.Taints)); err != nil {
-		return nil, err
+		return err
 	}
 	if after := topo.Rollout.After; !after.IsZero() {
 		if err := contract.Set(obj, contract.ControlPlaneRolloutAfter, after.UTC().Format(time.RFC3339)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, t := range []struct {
@@ -1068,10 +1076,10 @@ func (c *computer) controlPlane(infraTemplate *unstructured.Unstructured) (*unst
 			err = contract.Set(obj, append(append(contract.Path{}, contract.ControlPlaneMachineTemplate...), t.field), (time.Duration(*d) * time.Second).String())
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return obj, nil
+	return nil
 }
 
 // setControlPlaneInfrastructureRef points the control plane at its machine template (Cluster
