@@ -264,3 +264,24 @@ func TestPatchToWire(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertedClassesRemembered: a ClusterClass converted across versions is converted once per
+// resourceVersion (every Cluster's pass reads its class); each read gets its own copy.
+func TestConvertedClassesRemembered(t *testing.T) {
+	c := servedAs("v1beta1")
+	class := func(rv, region string) *unstructured.Unstructured {
+		return object(t, `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"cc","namespace":"ns","resourceVersion":"`+rv+`"},`+
+			`"spec":{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string","default":"`+region+`"}}}]}}`)
+	}
+	first, err := c.fromWire(ClusterClasses, class("1", "eu"))
+	require.NoError(t, err)
+	first.SetLabels(map[string]string{"changed": "by the caller"})
+	second, err := c.fromWire(ClusterClasses, class("1", "changed on the wire, same resourceVersion"))
+	require.NoError(t, err)
+	assert.Empty(t, second.GetLabels(), "a copy: the caller's change stays its own")
+	assert.Contains(t, jsonOf(t, second), `"default":"eu"`, "the conversion remembered for resourceVersion 1")
+	third, err := c.fromWire(ClusterClasses, class("2", "us"))
+	require.NoError(t, err)
+	assert.Contains(t, jsonOf(t, third), `"default":"us"`, "a new resourceVersion is converted again")
+	assert.Equal(t, "cluster.x-k8s.io/v1beta2", third.GetAPIVersion())
+}
