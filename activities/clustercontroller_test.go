@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
@@ -91,5 +92,34 @@ func TestRoleStatusAsConverted(t *testing.T) {
 		converted, _, err := conversion.ToV1Beta2(v1beta1)
 		require.NoError(t, err)
 		assert.Equal(t, converted.Object["status"], got, "infrastructure ready: %v", ready)
+	}
+}
+
+// TestRoleStatusRoundTrip: the status the role writes to a server that stores v1beta1 (converted
+// there, and read back to the hub) is seen as already written: the next pass writes nothing.
+func TestRoleStatusRoundTrip(t *testing.T) {
+	ltt := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	three := int32(3)
+	for _, ready := range []bool{true, false} {
+		f := roleFields{phase: "Provisioning", generation: 2,
+			initialization: hubv1.ClusterInitializationStatus{InfrastructureProvisioned: trueOrNil(ready), ControlPlaneInitialized: trueOrNil(false)},
+			v1beta1:        hubv1.V1Beta1Conditions{{Type: "Ready", Status: "False", Severity: "Info", Reason: "WaitingForControlPlane", LastTransitionTime: ltt}}}
+		v2 := &hubv1.ClusterStatus{
+			Conditions:   []metav1.Condition{{Type: "Available", Status: "False", Reason: "NotAvailable", ObservedGeneration: 2, LastTransitionTime: ltt}},
+			ControlPlane: &hubv1.ClusterReplicasStatus{DesiredReplicas: &three},
+		}
+		st, err := f.status(v2, &status.UpgradePlan{})
+		require.NoError(t, err)
+		written := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": map[string]any{"name": "c", "namespace": "ns"}, "status": st}}
+		stored, err := conversion.ToV1Beta1(written, func(string, string) (string, error) { return "v1beta1", nil })
+		require.NoError(t, err)
+		read, _, err := conversion.ToV1Beta2(stored)
+		require.NoError(t, err)
+		var c hubv1.Cluster
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(read.Object, &c))
+		assert.Equal(t, f.initialization, c.Status.Initialization)
+		assert.True(t, f.same(&c.Status), "ready %v: %+v", ready, c.Status)
+		assert.True(t, status.SameV1Beta2(&c.Status, v2), "ready %v", ready)
 	}
 }

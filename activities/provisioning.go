@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -331,7 +332,7 @@ type roleFields struct {
 // same says the Cluster's status holds f already.
 func (f roleFields) same(st *hubv1.ClusterStatus) bool {
 	return f.phase == st.Phase && reflect.DeepEqual(f.initialization, st.Initialization) &&
-		f.generation == st.ObservedGeneration && reflect.DeepEqual(f.v1beta1, v1beta1Conditions(st))
+		f.generation == st.ObservedGeneration && equality.Semantic.DeepEqual(f.v1beta1, v1beta1Conditions(st))
 }
 
 // status is the status the Cluster controller role applies: f, and the v1beta2 conditions and
