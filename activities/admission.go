@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion/adapt"
@@ -20,14 +21,20 @@ import (
 // ClusterNamed reads a Cluster from the API server itself, not the informer (nil, nil when it
 // does not exist): the delete hold must see a deletion at once.
 func (a *Activities) ClusterNamed(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
-	u, err := a.Kube.GetUncached(ctx, kube.V1Beta1Clusters, ns, name)
+	return readUncached[clusterv1.Cluster](ctx, a, kube.V1Beta1Clusters, ns, name)
+}
+
+// readUncached reads one Cluster from the API server itself, not the worker's cache, decoded in
+// the version gvr names (nil, nil when it does not exist).
+func readUncached[T any](ctx context.Context, a *Activities, gvr schema.GroupVersionResource, ns, name string) (*T, error) {
+	u, err := a.Kube.GetUncached(ctx, gvr, ns, name)
 	if kube.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
 	}
-	c := &clusterv1.Cluster{}
+	c := new(T)
 	if err := a.Kube.Decode(u, c); err != nil {
 		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
 	}

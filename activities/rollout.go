@@ -625,18 +625,7 @@ func (a *Activities) ClassExists(ctx context.Context, namespace, name string) (b
 // liveCluster reads a Cluster on the hub from the API server itself, not the worker's cache (nil,
 // nil when it does not exist): a write starts from it, and a hand change is confirmed on it.
 func (a *Activities) liveCluster(ctx context.Context, ns, name string) (*hubv1.Cluster, error) {
-	u, err := a.Kube.GetUncached(ctx, kube.Clusters, ns, name)
-	if kube.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
-	}
-	c := &hubv1.Cluster{}
-	if err := a.Kube.Decode(u, c); err != nil {
-		return nil, fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
-	}
-	return c, nil
+	return readUncached[hubv1.Cluster](ctx, a, kube.Clusters, ns, name)
 }
 
 // namedClass reads the ClusterClass a Cluster names, on the hub (nil, nil when it names none or
