@@ -8,7 +8,6 @@
 package conversion
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -30,8 +29,16 @@ var V1Beta2GroupVersion = capiv1beta2.GroupVersion
 // cluster.x-k8s.io/v1beta2 JSON Cluster API's controllers hold for it. Fields the v1beta1 JSON
 // carries that Cluster API's v1beta1 type does not know are dropped, as its webhook drops them.
 func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
+	in, err := parse(v1beta1JSON)
+	if err != nil {
+		return nil, err
+	}
+	return clusterV1Beta2(in)
+}
+
+func clusterV1Beta2(in map[string]any) (map[string]any, error) {
 	src := &capiv1beta1.Cluster{}
-	if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+	if err := decode(in, src); err != nil {
 		return nil, fmt.Errorf("decoding the v1beta1 Cluster: %w", err)
 	}
 	dst := &capiv1beta2.Cluster{}
@@ -65,7 +72,7 @@ func ClusterV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 	}
 
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "Cluster"
-	return withoutFillers(v1beta1JSON, dst, nil)
+	return withoutFillers(in, dst, nil)
 }
 
 // APIVersionOf names the API version a v1beta1 reference uses for an object of a group and kind
@@ -79,8 +86,16 @@ type APIVersionOf func(group, kind string) (string, error)
 // the v1beta2 object does not have is not in the v1beta1 one either (see dropFillers), so a
 // partial object stays partial.
 func ClusterV1Beta1(v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any, error) {
+	in, err := parse(v1beta2JSON)
+	if err != nil {
+		return nil, err
+	}
+	return clusterV1Beta1(in, versionOf)
+}
+
+func clusterV1Beta1(in map[string]any, versionOf APIVersionOf) (map[string]any, error) {
 	src := &capiv1beta2.Cluster{}
-	if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+	if err := decode(in, src); err != nil {
 		return nil, fmt.Errorf("decoding the v1beta2 Cluster: %w", err)
 	}
 	dst := &capiv1beta1.Cluster{}
@@ -128,7 +143,7 @@ func ClusterV1Beta1(v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any,
 		return nil, err
 	}
 	dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), "Cluster"
-	return withoutFillers(v1beta2JSON, dst, clusterFillers)
+	return withoutFillers(in, dst, clusterFillers)
 }
 
 // contractReference is a v1beta1 object reference as v1beta2 holds it: API group, kind, name

@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +14,16 @@ import (
 // schemas' flags, status variables' definitionsConflict) set to false only where the conversion
 // data says false was written.
 func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
+	in, err := parse(v1beta1JSON)
+	if err != nil {
+		return nil, err
+	}
+	return clusterClassV1Beta2(in)
+}
+
+func clusterClassV1Beta2(in map[string]any) (map[string]any, error) {
 	src := &capiv1beta1.ClusterClass{}
-	if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+	if err := decode(in, src); err != nil {
 		return nil, fmt.Errorf("decoding the v1beta1 ClusterClass: %w", err)
 	}
 	dst := &capiv1beta2.ClusterClass{}
@@ -38,7 +45,7 @@ func ClusterClassV1Beta2(v1beta1JSON []byte) (map[string]any, error) {
 		}
 	}
 	dst.APIVersion, dst.Kind = capiv1beta2.GroupVersion.String(), "ClusterClass"
-	return withoutFillers(v1beta1JSON, dst, clusterClassV1Beta2Fillers)
+	return withoutFillers(in, dst, clusterClassV1Beta2Fillers)
 }
 
 // restorePatchFlags sets the patch selectors' pointer booleans (matchResources) from the v1beta1
@@ -226,8 +233,16 @@ func restoreSchemaFlags(in *capiv1beta1.JSONSchemaProps, out *capiv1beta2.JSONSc
 // JSON (core/webhooks/conversion.ConvertClusterClassHubToV1Beta1), with the v1beta2 object kept
 // in DataAnnotation; a partial object stays partial (see dropFillers).
 func ClusterClassV1Beta1(v1beta2JSON []byte) (map[string]any, error) {
+	in, err := parse(v1beta2JSON)
+	if err != nil {
+		return nil, err
+	}
+	return clusterClassV1Beta1(in)
+}
+
+func clusterClassV1Beta1(in map[string]any) (map[string]any, error) {
 	src := &capiv1beta2.ClusterClass{}
-	if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+	if err := decode(in, src); err != nil {
 		return nil, fmt.Errorf("decoding the v1beta2 ClusterClass: %w", err)
 	}
 	dst := &capiv1beta1.ClusterClass{}
@@ -281,5 +296,5 @@ func ClusterClassV1Beta1(v1beta2JSON []byte) (map[string]any, error) {
 		return nil, err
 	}
 	dst.APIVersion, dst.Kind = capiv1beta1.GroupVersion.String(), "ClusterClass"
-	return withoutFillers(v1beta2JSON, dst, clusterClassFillers)
+	return withoutFillers(in, dst, clusterClassFillers)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
@@ -51,19 +52,27 @@ func putData(hub any, meta *metav1.ObjectMeta) error {
 	return nil
 }
 
+// parse reads an object's JSON as an unstructured object holds it (whole numbers as int64).
+func parse(js []byte) (map[string]any, error) {
+	var in map[string]any
+	if err := utiljson.Unmarshal(js, &in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// decode reads an object's JSON map into a typed object: field names as written (as the API
+// server's decoder reads them), fields the type does not know dropped.
+func decode(in map[string]any, typed any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(in, typed)
+}
+
 // toMap turns a typed object into its JSON map, whole numbers as int64 as in an unstructured
 // object read from the API server (encoding/json's float64 would read as absent to
-// unstructured's NestedInt64: a generation of 0, no replicas).
+// unstructured's NestedInt64: a generation of 0, no replicas). apimachinery's converter walks
+// the object once, where a JSON round trip encodes and decodes it.
 func toMap(obj any) (map[string]any, error) {
-	js, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]any
-	if err := utiljson.Unmarshal(js, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }
 
 // dropEmpty turns a pointer to "" into nil (v1beta1 keeps optional strings as pointers).

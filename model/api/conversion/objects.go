@@ -26,18 +26,15 @@ func ToV1Beta1(o *unstructured.Unstructured, versionOf APIVersionOf) (*unstructu
 	if o == nil || o.GetAPIVersion() != V1Beta2GroupVersion.String() || !slices.Contains(ReadKinds, o.GetKind()) {
 		return o, nil
 	}
-	js, err := o.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
 	var m map[string]any
+	var err error
 	switch kind := o.GetKind(); kind {
 	case "Cluster":
-		m, err = ClusterV1Beta1(js, versionOf)
+		m, err = clusterV1Beta1(o.Object, versionOf)
 	case "ClusterClass":
-		m, err = ClusterClassV1Beta1(js)
+		m, err = clusterClassV1Beta1(o.Object)
 	default:
-		m, err = ObjectV1Beta1(kind, js, versionOf)
+		m, err = objectV1Beta1(kind, o.Object, versionOf)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s/%s as v1beta1: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
@@ -52,18 +49,14 @@ func ToV1Beta2(o *unstructured.Unstructured) (out *unstructured.Unstructured, co
 	if o.GetAPIVersion() != capiv1beta1.GroupVersion.String() || !slices.Contains(WrittenKinds, o.GetKind()) {
 		return o, false, nil
 	}
-	js, err := o.MarshalJSON()
-	if err != nil {
-		return nil, false, err
-	}
 	var m map[string]any
 	switch kind := o.GetKind(); kind {
 	case "Cluster":
-		m, err = ClusterV1Beta2(js)
+		m, err = clusterV1Beta2(o.Object)
 	case "ClusterClass":
-		m, err = ClusterClassV1Beta2(js)
+		m, err = clusterClassV1Beta2(o.Object)
 	default:
-		m, err = ObjectV1Beta2(kind, js)
+		m, err = objectV1Beta2(kind, o.Object)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("writing %s %s/%s as v1beta2: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)

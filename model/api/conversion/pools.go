@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,10 +21,18 @@ var WorkloadKinds = []string{"MachineDeployment", "MachinePool", "MachineHealthC
 // The result is what Cluster API's own topology controller would have computed in v1beta2, so an
 // apply of it owns the same fields under the same API version.
 func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
+	in, err := parse(v1beta1JSON)
+	if err != nil {
+		return nil, err
+	}
+	return objectV1Beta2(kind, in)
+}
+
+func objectV1Beta2(kind string, in map[string]any) (map[string]any, error) {
 	switch kind {
 	case "MachineDeployment":
 		src := &capiv1beta1.MachineDeployment{}
-		if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta1 MachineDeployment: %w", err)
 		}
 		dst := &capiv1beta2.MachineDeployment{}
@@ -40,7 +47,7 @@ func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
 		return toMap(dst)
 	case "MachinePool":
 		src := &capiv1beta1.MachinePool{}
-		if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta1 MachinePool: %w", err)
 		}
 		dst := &capiv1beta2.MachinePool{}
@@ -54,7 +61,7 @@ func ObjectV1Beta2(kind string, v1beta1JSON []byte) (map[string]any, error) {
 		return toMap(dst)
 	case "MachineHealthCheck":
 		src := &capiv1beta1.MachineHealthCheck{}
-		if err := json.Unmarshal(v1beta1JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta1 MachineHealthCheck: %w", err)
 		}
 		dst := &capiv1beta2.MachineHealthCheck{}
@@ -92,10 +99,18 @@ func machineTemplate(src *capiv1beta1.MachineSpec, minReadySeconds *int32, dst *
 // machine template's contract references get the version versionOf names for their group and
 // kind, minReadySeconds moves back to the pool, and empty strings v1beta1 holds as pointers go.
 func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map[string]any, error) {
+	in, err := parse(v1beta2JSON)
+	if err != nil {
+		return nil, err
+	}
+	return objectV1Beta1(kind, in, versionOf)
+}
+
+func objectV1Beta1(kind string, in map[string]any, versionOf APIVersionOf) (map[string]any, error) {
 	switch kind {
 	case "MachineDeployment":
 		src, dst := &capiv1beta2.MachineDeployment{}, &capiv1beta1.MachineDeployment{}
-		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta2 MachineDeployment: %w", err)
 		}
 		if err := capiv1beta1.Convert_v1beta2_MachineDeployment_To_v1beta1_MachineDeployment(src, dst, nil); err != nil {
@@ -109,7 +124,7 @@ func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map
 		return toMap(dst)
 	case "MachinePool":
 		src, dst := &capiv1beta2.MachinePool{}, &capiv1beta1.MachinePool{}
-		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta2 MachinePool: %w", err)
 		}
 		if err := capiv1beta1.Convert_v1beta2_MachinePool_To_v1beta1_MachinePool(src, dst, nil); err != nil {
@@ -123,7 +138,7 @@ func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map
 		return toMap(dst)
 	case "MachineHealthCheck":
 		src, dst := &capiv1beta2.MachineHealthCheck{}, &capiv1beta1.MachineHealthCheck{}
-		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta2 MachineHealthCheck: %w", err)
 		}
 		if err := capiv1beta1.Convert_v1beta2_MachineHealthCheck_To_v1beta1_MachineHealthCheck(src, dst, nil); err != nil {
@@ -136,7 +151,7 @@ func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map
 		return toMap(dst)
 	case "MachineSet":
 		src, dst := &capiv1beta2.MachineSet{}, &capiv1beta1.MachineSet{}
-		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta2 MachineSet: %w", err)
 		}
 		if err := capiv1beta1.Convert_v1beta2_MachineSet_To_v1beta1_MachineSet(src, dst, nil); err != nil {
@@ -152,7 +167,7 @@ func ObjectV1Beta1(kind string, v1beta2JSON []byte, versionOf APIVersionOf) (map
 		return toMap(dst)
 	case "Machine":
 		src, dst := &capiv1beta2.Machine{}, &capiv1beta1.Machine{}
-		if err := json.Unmarshal(v1beta2JSON, src); err != nil {
+		if err := decode(in, src); err != nil {
 			return nil, fmt.Errorf("decoding the v1beta2 Machine: %w", err)
 		}
 		if err := capiv1beta1.Convert_v1beta2_Machine_To_v1beta1_Machine(src, dst, nil); err != nil {

@@ -2,8 +2,6 @@ package conversion
 
 import (
 	"strings"
-
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Absent fields stay absent.
@@ -64,13 +62,9 @@ var clusterClassFillers = []filler{
 	{at: "status.variables[].definitions[].required", from: "status.variables[].definitions[].required"},
 }
 
-// withoutFillers is the converted object dst as JSON, without the fillers the JSON it was
-// converted from has no source for.
-func withoutFillers(fromJSON []byte, dst any, fillers []filler) (map[string]any, error) {
-	var in map[string]any
-	if err := utiljson.Unmarshal(fromJSON, &in); err != nil {
-		return nil, err
-	}
+// withoutFillers is the converted object dst as JSON, without the fillers the object it was
+// converted from (in) has no source for.
+func withoutFillers(in map[string]any, dst any, fillers []filler) (map[string]any, error) {
 	out, err := toMap(dst)
 	if err != nil {
 		return nil, err
