@@ -308,13 +308,14 @@ func (k known) resourceVersion() uint64 {
 	return 0
 }
 
-// fresh returns a copy of the object the caller may change (nil: gone).
-func (k known) fresh() (*unstructured.Unstructured, error) {
+// fresh returns a copy of the object the caller may change (nil: gone), in the version r asks
+// for (nil: as stored).
+func (k known) fresh(r *reading) (*unstructured.Unstructured, error) {
 	switch {
 	case k.informed != nil:
-		return k.informed.unpack()
+		return k.informed.unpackAs(r)
 	case k.remembered != nil:
-		return k.remembered.unpack()
+		return k.remembered.unpackAs(r)
 	}
 	return nil, nil
 }
@@ -364,21 +365,23 @@ func (c *Cache) lookup(ctx context.Context, gvr schema.GroupVersionResource, ns,
 	return cur, found, true, nil
 }
 
-// get is lookup returning a copy of the object (nil when the cache knows it is gone).
-func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (obj *unstructured.Unstructured, found, served bool, err error) {
+// get is lookup returning a copy of the object (nil when the cache knows it is gone), in the
+// version r asks for (nil: as stored). A copy that cannot be decoded or converted is read from
+// the API server (whose answer, converted again, carries the error).
+func (c *Cache) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64, r *reading) (obj *unstructured.Unstructured, found, served bool, err error) {
 	cur, found, served, err := c.lookup(ctx, gvr, ns, name, atLeast)
 	if !found || !served {
 		return nil, found, served, err
 	}
-	if obj, err = cur.fresh(); err != nil {
+	if obj, err = cur.fresh(r); err != nil {
 		return nil, false, false, nil // an undecodable copy: read from the API server
 	}
 	return obj, true, true, nil
 }
 
-// list returns the cached objects of a resource in ns matching selector; served is false when
-// the resource is not cached.
-func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, selector k8slabels.Selector, namesOnly bool) (out []unstructured.Unstructured, served bool, err error) {
+// list returns the cached objects of a resource in ns matching selector, in the version r asks
+// for (nil: as stored); served is false when the resource is not cached.
+func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, selector k8slabels.Selector, namesOnly bool, r *reading) (out []unstructured.Unstructured, served bool, err error) {
 	if !cacheable(gvr) {
 		return nil, false, nil
 	}
@@ -415,7 +418,7 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 			out = append(out, nameOnly(p.meta.Namespace, p.meta.Name))
 			continue
 		}
-		u, err := cur.fresh()
+		u, err := cur.fresh(r)
 		if err != nil {
 			return nil, false, nil // an undecodable copy: list from the API server
 		}
@@ -440,7 +443,7 @@ func (c *Cache) list(ctx context.Context, gvr schema.GroupVersionResource, ns st
 			out = append(out, nameOnly(p.meta.Namespace, p.meta.Name))
 			continue
 		}
-		u, err := p.unpack()
+		u, err := p.unpackAs(r)
 		if err != nil {
 			return nil, false, nil // an undecodable copy: list from the API server
 		}
@@ -461,28 +464,30 @@ func nameOnly(ns, name string) unstructured.Unstructured {
 // to the API server (whose answer is remembered). atLeast, when not zero, is the oldest
 // resourceVersion the caller accepts.
 func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
-	u, err := c.get(ctx, c.wire(gvr), ns, name, atLeast)
-	if err != nil {
+	wire := c.wire(gvr)
+	u, cached, err := c.get(ctx, wire, ns, name, atLeast, c.reading(gvr, wire))
+	if err != nil || cached {
 		return u, err
 	}
 	return c.fromWire(gvr, u)
 }
 
-// get is Get in the version the API server is asked in.
-func (c *Client) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64) (*unstructured.Unstructured, error) {
+// get is Get from the resource the API server is asked for (gvr): from the cache in the version
+// r asks for (cached), else from the API server as it answers.
+func (c *Client) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, atLeast uint64, r *reading) (u *unstructured.Unstructured, cached bool, err error) {
 	if c.cache != nil {
-		obj, found, served, err := c.cache.get(ctx, gvr, ns, name, atLeast)
+		obj, found, served, err := c.cache.get(ctx, gvr, ns, name, atLeast, r)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if served && found {
 			if obj == nil {
-				return nil, notFound(gvr, name)
+				return nil, false, notFound(gvr, name)
 			}
-			return obj, nil
+			return obj, true, nil
 		}
 	}
-	u, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	u, err = c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if c.cache != nil {
 		switch {
 		case err == nil:
@@ -492,7 +497,7 @@ func (c *Client) get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 			c.cache.Forget(gvr, ns, name, atLeast)
 		}
 	}
-	return u, err
+	return u, false, err
 }
 
 // List lists the objects of a resource in ns (all namespaces when empty) matching a label
@@ -514,12 +519,12 @@ func (c *Client) list(ctx context.Context, asked schema.GroupVersionResource, ns
 		if err != nil {
 			return nil, fmt.Errorf("label selector %q: %w", selector, err)
 		}
-		items, served, err := c.cache.list(ctx, gvr, ns, sel, namesOnly)
+		items, served, err := c.cache.list(ctx, gvr, ns, sel, namesOnly, c.reading(asked, gvr))
 		if err != nil {
 			return nil, err
 		}
 		if served {
-			return c.fromWireList(asked, items)
+			return items, nil
 		}
 	}
 	return c.ListUncached(ctx, asked, ns, selector)
@@ -572,7 +577,7 @@ func (c *Client) AwaitSeen(ctx context.Context, seen []corev1.ObjectReference) e
 		}
 		c.cache.log.Debug("informer behind the event; reading directly", "kind", s.Kind, "namespace", s.Namespace, "name", s.Name,
 			"resourceVersion", s.ResourceVersion, "waited", seenWait)
-		if _, err := c.get(ctx, gvr, s.Namespace, s.Name, want); err != nil && !IsNotFound(err) {
+		if _, _, err := c.get(ctx, gvr, s.Namespace, s.Name, want, nil); err != nil && !IsNotFound(err) {
 			return fmt.Errorf("reading %s %s/%s: %w", s.Kind, s.Namespace, s.Name, err)
 		}
 	}

@@ -28,7 +28,7 @@ func widget(rv string) *unstructured.Unstructured {
 // read or deleted, so a pass never goes back behind what this worker already saw.
 func TestReadYourWrites(t *testing.T) {
 	rvOf := func(k known) string {
-		u, err := k.fresh()
+		u, err := k.fresh(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestRememberPacks(t *testing.T) {
 	if !found || got.remembered == nil || got.labels()["cluster.x-k8s.io/cluster-name"] != "demo" {
 		t.Fatalf("remembered %+v (found %v)", got, found)
 	}
-	obj, err := got.fresh()
+	obj, err := got.fresh(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestRememberPacks(t *testing.T) {
 		t.Fatalf("spec %v", obj.Object["spec"])
 	}
 	obj.SetName("changed")
-	if again, _ := got.fresh(); again.GetName() != "w" {
+	if again, _ := got.fresh(nil); again.GetName() != "w" {
 		t.Fatal("a read shares the remembered copy")
 	}
 }
@@ -245,7 +245,7 @@ func TestListEveryNamespace(t *testing.T) {
 	defer cancel()
 	c := NewCache(ctx, dyn, slog.Default())
 	for ns, want := range map[string]int{"": 2, "a": 1, "c": 0} {
-		items, served, err := c.list(ctx, widgets, ns, k8slabels.Everything(), false)
+		items, served, err := c.list(ctx, widgets, ns, k8slabels.Everything(), false, nil)
 		if err != nil || !served || len(items) != want {
 			t.Errorf("list in %q: %d items (served %v, %v), want %d", ns, len(items), served, err, want)
 		}

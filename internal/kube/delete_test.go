@@ -80,7 +80,7 @@ func TestDeleteReadsTheAnswer(t *testing.T) {
 		t.Fatalf("requests %v, want only %q", got, want)
 	}
 	k, _ := c.cache.newer(V1Beta1MachineDeployments, "ns/md", nil)
-	obj, err := k.fresh()
+	obj, err := k.fresh(nil)
 	if err != nil || obj == nil || obj.GetDeletionTimestamp() == nil || obj.GetResourceVersion() != "7" {
 		t.Fatalf("the held object is not remembered as deleting: %v %v", obj, err)
 	}

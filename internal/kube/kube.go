@@ -98,8 +98,6 @@ type Client struct {
 	schemas *schemas
 	// served holds, by resource, the version requests for a modelled resource go to (see wire).
 	served sync.Map
-	// classes are ClusterClasses converted across versions (see convertedClasses).
-	classes convertedClasses
 }
 
 // UseCache makes the client read through informers that run until ctx ends, and skip applies
@@ -286,7 +284,7 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns
 	gvr = c.wire(gvr)
 	var lastSeen uint64
 	if c.cache != nil {
-		obj, found, served, _ := c.cache.get(ctx, gvr, ns, name, 0)
+		obj, found, served, _ := c.cache.get(ctx, gvr, ns, name, 0, nil)
 		if served && found && (obj == nil || obj.GetDeletionTimestamp() != nil) {
 			return nil
 		}
@@ -408,13 +406,17 @@ func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, u 
 }
 
 // unchanged returns the cached object when applying obj as fieldManager (to subresource) would
-// change nothing (model/ssa decides), else nil.
-func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager, subresource string) *unstructured.Unstructured {
+// change nothing (model/ssa decides), else nil; in the version r asks for (nil: as stored).
+func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager, subresource string, r *reading) *unstructured.Unstructured {
 	if c.cache == nil {
 		return nil
 	}
-	live, found, served, _ := c.cache.get(ctx, gvr, obj.GetNamespace(), obj.GetName(), 0)
-	if !served || !found || live == nil {
+	cur, found, served, _ := c.cache.lookup(ctx, gvr, obj.GetNamespace(), obj.GetName(), 0)
+	if !served || !found {
+		return nil
+	}
+	live, err := cur.fresh(nil)
+	if err != nil || live == nil {
 		return nil
 	}
 	tc, err := c.schemas.converter(gvr.GroupVersion(), obj.GroupVersionKind())
@@ -429,6 +431,11 @@ func (c *Client) unchanged(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 	if !same {
 		return nil
+	}
+	if r != nil {
+		if live, err = cur.fresh(r); err != nil {
+			return nil
+		}
 	}
 	metrics.AppliesSkipped.WithLabelValues(obj.GetKind()).Inc()
 	return live // a copy of the cache's
@@ -470,8 +477,12 @@ func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, fiel
 		}
 		return back(out)
 	}
-	if live := c.unchanged(ctx, gvr, obj, fieldManager, subresource); live != nil {
-		return back(live)
+	var as *reading
+	if converted {
+		as = c.reading(asked, gvr)
+	}
+	if live := c.unchanged(ctx, gvr, obj, fieldManager, subresource, as); live != nil {
+		return live, nil
 	}
 	r := c.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +30,25 @@ type packed struct {
 	meta metav1.ObjectMeta
 	// raw is the object's JSON, DEFLATE-compressed (see compress).
 	raw []byte
+	// asked is the object in the other API version of a modelled kind (see Client.fromWire),
+	// packed on the first read that asked for it: every pass reads its Cluster and the
+	// Cluster's pools and health checks, on a server that serves only v1beta1 as v1beta2, and
+	// inflating a packed copy costs a fraction of converting. nil until then, or when the
+	// conversion failed (each read then converts, and reports the error).
+	asked atomic.Pointer[convertedPack]
+}
+
+// convertedPack is a packed object's conversion to apiVersion.
+type convertedPack struct {
+	apiVersion string
+	p          *packed
+}
+
+// reading is how a read turns a stored object into the version its caller asked for: nil
+// for the stored version itself.
+type reading struct {
+	apiVersion string
+	convert    func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
 }
 
 var _ runtime.Object = (*packed)(nil)
@@ -56,6 +76,29 @@ func (p *packed) unpack() (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("decoding the cached %s/%s: %w", p.meta.Namespace, p.meta.Name, err)
 	}
 	return u, nil
+}
+
+// unpackAs decodes a fresh copy of the object in the version r asks for (nil: as stored),
+// converting it only on the first such read of this packed copy.
+func (p *packed) unpackAs(r *reading) (*unstructured.Unstructured, error) {
+	if r == nil {
+		return p.unpack()
+	}
+	if c := p.asked.Load(); c != nil && c.apiVersion == r.apiVersion {
+		return c.p.unpack()
+	}
+	u, err := p.unpack()
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.convert(u)
+	if err != nil || out == u {
+		return out, err
+	}
+	if c, err := packJSON(out); err == nil {
+		p.asked.Store(&convertedPack{apiVersion: r.apiVersion, p: c})
+	}
+	return out, nil
 }
 
 // Compressors, decompressors and buffers are pooled: a flate.Writer holds about 600 KB of
@@ -111,6 +154,15 @@ func pack(obj any, keep map[string]bool) (any, error) {
 		return obj, nil
 	}
 	trimManagedFields(u, keep)
+	p, err := packJSON(u)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// packJSON packs u as it is (no managedFields entry dropped).
+func packJSON(u *unstructured.Unstructured) (*packed, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("packing %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -116,9 +115,6 @@ func withoutData(u *unstructured.Unstructured) *unstructured.Unstructured {
 // loses nothing; read as v1beta2, an object carries none, as Cluster API's hub never does (the
 // conversion restores from the annotation and takes it away).
 func (c *Client) fromWire(asked schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if hit := c.classes.get(asked, u); hit != nil {
-		return hit, nil
-	}
 	out, err := c.convert(u, asked.GroupVersion())
 	if err != nil || out == u {
 		return out, err
@@ -126,57 +122,18 @@ func (c *Client) fromWire(asked schema.GroupVersionResource, u *unstructured.Uns
 	if asked.GroupVersion() == v1beta2 {
 		out = withoutData(out)
 	}
-	c.classes.put(asked, u, out)
 	return out, nil
 }
 
-// convertedClasses remembers the last conversion of each ClusterClass read across versions, for
-// its resourceVersion: every pass of every Cluster of a class reads the class, and converting it
-// (its variable schemas and patches) costs far more than a copy. Only classes: they are few, and
-// one conversion serves many Clusters.
-type convertedClasses struct {
-	mu sync.Mutex
-	m  map[string]*unstructured.Unstructured
-}
-
-// maxConvertedClasses bounds the memo; past it, it starts over.
-const maxConvertedClasses = 256
-
-func classKey(asked schema.GroupVersionResource, u *unstructured.Unstructured) string {
-	if u.GetKind() != "ClusterClass" || u.GetResourceVersion() == "" {
-		return ""
-	}
-	return asked.Version + "/" + u.GetNamespace() + "/" + u.GetName()
-}
-
-// get is a copy of the conversion of u to asked made before, nil when there is none for u's
-// resourceVersion.
-func (m *convertedClasses) get(asked schema.GroupVersionResource, u *unstructured.Unstructured) *unstructured.Unstructured {
-	k := classKey(asked, u)
-	if k == "" {
+// reading is how a cached read of wire (see Client.wire) gives the version asked: fromWire,
+// once per cached copy (see packed.unpackAs); nil when the two are the same.
+func (c *Client) reading(asked, wire schema.GroupVersionResource) *reading {
+	if asked.GroupVersion() == wire.GroupVersion() {
 		return nil
 	}
-	m.mu.Lock()
-	hit := m.m[k]
-	m.mu.Unlock()
-	if hit == nil || hit.GetResourceVersion() != u.GetResourceVersion() {
-		return nil
-	}
-	return hit.DeepCopy()
-}
-
-// put remembers out, the conversion of u to asked (a copy: the caller may change out).
-func (m *convertedClasses) put(asked schema.GroupVersionResource, u, out *unstructured.Unstructured) {
-	k := classKey(asked, u)
-	if k == "" {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil || len(m.m) >= maxConvertedClasses {
-		m.m = map[string]*unstructured.Unstructured{}
-	}
-	m.m[k] = out.DeepCopy()
+	return &reading{apiVersion: asked.GroupVersion().String(), convert: func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return c.fromWire(asked, u)
+	}}
 }
 
 // fromWireList is fromWire for every item, in place.

@@ -265,23 +265,47 @@ func TestPatchToWire(t *testing.T) {
 	}
 }
 
-// TestConvertedClassesRemembered: a ClusterClass converted across versions is converted once per
-// resourceVersion (every Cluster's pass reads its class); each read gets its own copy.
-func TestConvertedClassesRemembered(t *testing.T) {
+// TestCachedReadConvertsOnce: a cached object read in the other version is converted on the
+// first read of that cached copy (every pass reads its class, Cluster, pools and health checks);
+// each read gets its own copy; a newer copy is converted again; a read in the stored version
+// is not converted.
+func TestCachedReadConvertsOnce(t *testing.T) {
 	c := servedAs("v1beta1")
-	class := func(rv, region string) *unstructured.Unstructured {
-		return object(t, `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"cc","namespace":"ns","resourceVersion":"`+rv+`"},`+
-			`"spec":{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string","default":"`+region+`"}}}]}}`)
+	class := func(rv, region string) *packed {
+		return packOf(t, object(t, `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"cc","namespace":"ns","resourceVersion":"`+rv+`"},`+
+			`"spec":{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string","default":"`+region+`"}}}]}}`), nil)
 	}
-	first, err := c.fromWire(ClusterClasses, class("1", "eu"))
+	conversions := 0
+	r := c.reading(ClusterClasses, c.wire(ClusterClasses))
+	require.NotNil(t, r, "the server serves v1beta1 only: a v1beta2 read converts")
+	counted := *r
+	counted.convert = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		conversions++
+		return r.convert(u)
+	}
+	stored := class("1", "eu")
+	first, err := stored.unpackAs(&counted)
 	require.NoError(t, err)
+	assert.Equal(t, "cluster.x-k8s.io/v1beta2", first.GetAPIVersion())
 	first.SetLabels(map[string]string{"changed": "by the caller"})
-	second, err := c.fromWire(ClusterClasses, class("1", "changed on the wire, same resourceVersion"))
+	second, err := stored.unpackAs(&counted)
 	require.NoError(t, err)
+	assert.Equal(t, 1, conversions, "the second read of the same cached copy is not converted again")
+	assert.Equal(t, jsonOf(t, withoutLabels(first)), jsonOf(t, second), "the same object as the first read")
 	assert.Empty(t, second.GetLabels(), "a copy: the caller's change stays its own")
-	assert.Contains(t, jsonOf(t, second), `"default":"eu"`, "the conversion remembered for resourceVersion 1")
-	third, err := c.fromWire(ClusterClasses, class("2", "us"))
+	asStored, err := stored.unpackAs(nil)
 	require.NoError(t, err)
-	assert.Contains(t, jsonOf(t, third), `"default":"us"`, "a new resourceVersion is converted again")
-	assert.Equal(t, "cluster.x-k8s.io/v1beta2", third.GetAPIVersion())
+	assert.Equal(t, "cluster.x-k8s.io/v1beta1", asStored.GetAPIVersion(), "read as stored")
+
+	newer, err := class("2", "us").unpackAs(&counted)
+	require.NoError(t, err)
+	assert.Equal(t, 2, conversions, "a newer copy is converted")
+	assert.Contains(t, jsonOf(t, newer), `"default":"us"`)
+	assert.Nil(t, c.reading(V1Beta1ClusterClasses, c.wire(V1Beta1ClusterClasses)), "asked as served: nothing to convert")
+}
+
+func withoutLabels(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	u.SetLabels(nil)
+	return u
 }
