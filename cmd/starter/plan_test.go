@@ -71,3 +71,44 @@ func TestPlanFlags(t *testing.T) {
 	assert.ErrorContains(t, runPlan([]string{"--cluster", "noslash"}, &out, &errOut), "want NAMESPACE/NAME")
 	assert.ErrorContains(t, runPlan([]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, &out, &errOut), "no such file")
 }
+
+// TestPlanDefaultsToClusterAPI114: without --cluster-api, `starter plan -f` plans for a Cluster
+// API v1.14 management cluster, whose topology controller writes the topology and the owner
+// references to the Cluster as cluster.x-k8s.io/v1beta2 (Cluster API v1.14.2:
+// computeMachineDeployment, computeControlPlaneInfrastructureMachineTemplate); --cluster-api
+// v1.10 names a management cluster that has only v1beta1.
+func TestPlanDefaultsToClusterAPI114(t *testing.T) {
+	versions := func(args ...string) (objects, owners map[string]bool) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		require.NoError(t, runPlan(append([]string{"-f", planFile(t, nil), "-o", "json"}, args...), &out, &errOut))
+		var list struct {
+			Items []struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+				Metadata   struct {
+					OwnerReferences []struct{ APIVersion, Kind string } `json:"ownerReferences"`
+				} `json:"metadata"`
+			} `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &list))
+		objects, owners = map[string]bool{}, map[string]bool{}
+		for _, o := range list.Items {
+			if strings.HasPrefix(o.APIVersion, "cluster.x-k8s.io/") {
+				objects[o.APIVersion] = true
+			}
+			for _, r := range o.Metadata.OwnerReferences {
+				if r.Kind == "Cluster" {
+					owners[r.APIVersion] = true
+				}
+			}
+		}
+		return objects, owners
+	}
+	objects, owners := versions()
+	assert.Equal(t, map[string]bool{"cluster.x-k8s.io/v1beta2": true}, objects, "the default: Cluster API v1.14")
+	assert.Equal(t, map[string]bool{"cluster.x-k8s.io/v1beta2": true}, owners)
+	objects, owners = versions("--cluster-api", "v1.10", "--api-version", "v1beta1")
+	assert.Equal(t, map[string]bool{"cluster.x-k8s.io/v1beta1": true}, objects, "--cluster-api v1.10")
+	assert.Equal(t, map[string]bool{"cluster.x-k8s.io/v1beta1": true}, owners)
+}
