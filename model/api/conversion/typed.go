@@ -1,0 +1,101 @@
+package conversion
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+
+	"github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/api/v1beta2"
+)
+
+// The typed entry points: a value of topoflow's v1beta1 types (model/api/v1beta1) as its hub type
+// (model/api/v1beta2) and back, through the same conversion as an object read or written across
+// versions (ToV1Beta2, ToV1Beta1), for the edges that hold typed v1beta1 values: the admission
+// webhooks' requests on a server that serves only v1beta1, and the ClusterClass status written
+// there.
+
+// ClusterToHub is a v1beta1 Cluster as Cluster API v1.11+ holds it (nil is nil). The error is a
+// reference whose apiVersion does not parse, as Cluster API's conversion refuses it.
+func ClusterToHub(in *v1beta1.Cluster) (*v1beta2.Cluster, error) {
+	if in == nil {
+		return nil, nil
+	}
+	out := &v1beta2.Cluster{}
+	return out, typedToHub(in, "Cluster", out)
+}
+
+// ClusterClassToHub is a v1beta1 ClusterClass as Cluster API v1.11+ holds it (nil is nil).
+func ClusterClassToHub(in *v1beta1.ClusterClass) (*v1beta2.ClusterClass, error) {
+	if in == nil {
+		return nil, nil
+	}
+	out := &v1beta2.ClusterClass{}
+	return out, typedToHub(in, "ClusterClass", out)
+}
+
+// MachineDeploymentToHub is a v1beta1 MachineDeployment as Cluster API v1.11+ holds it (nil is nil).
+func MachineDeploymentToHub(in *v1beta1.MachineDeployment) (*v1beta2.MachineDeployment, error) {
+	if in == nil {
+		return nil, nil
+	}
+	out := &v1beta2.MachineDeployment{}
+	return out, typedToHub(in, "MachineDeployment", out)
+}
+
+// ClusterFromHub is a hub Cluster as a v1beta1 client reads it, without conversion data;
+// versionOf names the versions of the objects its contract references point at.
+func ClusterFromHub(in *v1beta2.Cluster, versionOf APIVersionOf) (*v1beta1.Cluster, error) {
+	out := &v1beta1.Cluster{}
+	return out, typedFromHub(in, "Cluster", versionOf, out)
+}
+
+// ClusterClassFromHub is a hub ClusterClass as a v1beta1 client reads it, without conversion data.
+func ClusterClassFromHub(in *v1beta2.ClusterClass) (*v1beta1.ClusterClass, error) {
+	out := &v1beta1.ClusterClass{}
+	return out, typedFromHub(in, "ClusterClass", nil, out)
+}
+
+// typedToHub converts in, a typed v1beta1 object of kind, into out through ToV1Beta2.
+func typedToHub(in any, kind string, out any) error {
+	u, err := typedObject(in, capiv1beta1.GroupVersion.String(), kind)
+	if err != nil {
+		return err
+	}
+	hub, _, err := ToV1Beta2(u)
+	if err != nil {
+		return err
+	}
+	dropData(hub)
+	return decode(hub.Object, out)
+}
+
+// typedFromHub converts in, a typed hub object of kind, into out through ToV1Beta1, without the
+// conversion data.
+func typedFromHub(in any, kind string, versionOf APIVersionOf, out any) error {
+	u, err := typedObject(in, V1Beta2GroupVersion.String(), kind)
+	if err != nil {
+		return err
+	}
+	served, err := ToV1Beta1(u, versionOf)
+	if err != nil {
+		return err
+	}
+	dropData(served)
+	return decode(served.Object, out)
+}
+
+// typedObject is a typed object as an unstructured one of apiVersion and kind (a typed value
+// built in code may leave its TypeMeta empty).
+func typedObject(in any, apiVersion, kind string) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s: %w", kind, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u, nil
+}

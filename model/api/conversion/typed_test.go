@@ -1,0 +1,93 @@
+package conversion
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/topoflow/topoflow/deploy/samples"
+	"github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/api/v1beta2"
+	"github.com/topoflow/topoflow/model/validation"
+)
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestTypedDurationsToSeconds: durations become whole seconds (v1beta2.ConvertToSeconds):
+// truncated, capped at MaxInt32; a zero duration is 0 (set), none is nil.
+func TestTypedDurationsToSeconds(t *testing.T) {
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	in := v1beta1.MachineDeploymentTopology{Name: "md", Class: "c",
+		NodeDrainTimeout: d(1900 * time.Millisecond), NodeVolumeDetachTimeout: d(0), NodeDeletionTimeout: nil,
+		MachineHealthCheck: &v1beta1.MachineHealthCheckTopology{MachineHealthCheckClass: v1beta1.MachineHealthCheckClass{
+			NodeStartupTimeout:  d(time.Duration(math.MaxInt32+10) * time.Second),
+			UnhealthyConditions: []v1beta1.UnhealthyCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Timeout: metav1.Duration{Duration: 300*time.Second + 999*time.Millisecond}}},
+		}}}
+	hub, err := ClusterToHub(&v1beta1.Cluster{Spec: v1beta1.ClusterSpec{Topology: &v1beta1.Topology{Class: "c", Version: "v1.31.2",
+		Workers: &v1beta1.WorkersTopology{MachineDeployments: []v1beta1.MachineDeploymentTopology{in}}}}})
+	require.NoError(t, err)
+	md := hub.Spec.Topology.Workers.MachineDeployments[0]
+	assert.Equal(t, ptrTo(int32(1)), md.Deletion.NodeDrainTimeoutSeconds)
+	assert.Equal(t, ptrTo(int32(0)), md.Deletion.NodeVolumeDetachTimeoutSeconds)
+	assert.Nil(t, md.Deletion.NodeDeletionTimeoutSeconds)
+	assert.Equal(t, ptrTo(int32(math.MaxInt32)), md.HealthCheck.Checks.NodeStartupTimeoutSeconds)
+	assert.Equal(t, ptrTo(int32(300)), md.HealthCheck.Checks.UnhealthyNodeConditions[0].TimeoutSeconds)
+}
+
+// TestTypedClusterAndPoolsToHub: a v1beta1 boolean v1beta2 holds as a pointer is true or unset;
+// references become contract references, which name a group; a MachineDeployment's v1beta1
+// counters move to status.deprecated.v1beta1, its v1beta2 ones up.
+func TestTypedClusterAndPoolsToHub(t *testing.T) {
+	c := &v1beta1.Cluster{Spec: v1beta1.ClusterSpec{
+		ControlPlaneRef: &corev1.ObjectReference{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "SimControlPlane", Name: "cp", Namespace: "ns"},
+		Topology:        &v1beta1.Topology{Class: "quick-start", ClassNamespace: "classes", Version: "v1.31.2"},
+	}, Status: v1beta1.ClusterStatus{ControlPlaneReady: true}}
+	hub, err := ClusterToHub(c)
+	require.NoError(t, err)
+	assert.Equal(t, "cluster.x-k8s.io/v1beta2", hub.APIVersion)
+	assert.Nil(t, hub.Spec.Paused)
+	assert.Equal(t, v1beta2.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "SimControlPlane", Name: "cp"}, hub.Spec.ControlPlaneRef)
+	assert.False(t, hub.Spec.InfrastructureRef.IsDefined())
+	assert.Equal(t, v1beta2.ClusterClassRef{Name: "quick-start", Namespace: "classes"}, hub.Spec.Topology.ClassRef)
+	assert.Equal(t, v1beta2.ClusterInitializationStatus{ControlPlaneInitialized: ptrTo(true)}, hub.Status.Initialization)
+
+	c.Spec.ControlPlaneRef.APIVersion = "a/b/c"
+	_, err = ClusterToHub(c)
+	assert.ErrorContains(t, err, "spec.controlPlaneRef", "as Cluster API's conversion refuses it")
+
+	md := &v1beta1.MachineDeployment{Status: v1beta1.MachineDeploymentStatus{Replicas: 3, UpdatedReplicas: 2, ReadyReplicas: 3, UnavailableReplicas: 1,
+		V1Beta2: &v1beta1.PoolV1Beta2Status{UpToDateReplicas: ptrTo(int32(2))}}}
+	hubMD, err := MachineDeploymentToHub(md)
+	require.NoError(t, err)
+	assert.Equal(t, ptrTo(int32(3)), hubMD.Status.Replicas)
+	assert.Nil(t, hubMD.Status.ReadyReplicas, "v1beta2's readyReplicas is another counter: from status.v1beta2 only")
+	assert.Equal(t, ptrTo(int32(2)), hubMD.Status.UpToDateReplicas)
+	assert.Equal(t, &v1beta2.MachineDeploymentV1Beta1DeprecatedStatus{UpdatedReplicas: 2, ReadyReplicas: 3, UnavailableReplicas: 1}, hubMD.Status.Deprecated.V1Beta1)
+}
+
+// TestTypedRoundTrip: the sample class and Cluster come back from the hub as they were.
+func TestTypedRoundTrip(t *testing.T) {
+	class, cluster, err := samples.Typed()
+	require.NoError(t, err)
+	validation.DefaultClusterClassV1Beta1(class)
+	cluster.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimCluster", Name: "demo-abcde", Namespace: cluster.Namespace}
+
+	hubClass, err := ClusterClassToHub(class)
+	require.NoError(t, err)
+	assert.Equal(t, class.Spec.Infrastructure.Ref.Name, hubClass.Spec.Infrastructure.TemplateRef.Name)
+	backClass, err := ClusterClassFromHub(hubClass)
+	require.NoError(t, err)
+	assert.Equal(t, class.Spec, backClass.Spec)
+
+	hubCluster, err := ClusterToHub(cluster)
+	require.NoError(t, err)
+	back, err := ClusterFromHub(hubCluster, versions)
+	require.NoError(t, err)
+	assert.Equal(t, cluster.Spec, back.Spec)
+	assert.Empty(t, back.Annotations[DataAnnotation], "no conversion data")
+}
