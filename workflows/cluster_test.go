@@ -18,12 +18,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/topoflow/topoflow/activities"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
@@ -155,13 +154,9 @@ func (w *fakeWorld) apply(ctx context.Context, in activities.ApplyInput) (*activ
 
 func (w *fakeWorld) pass(in activities.ApplyInput) (*activities.ApplyResult, error) {
 	// The Cluster as the gate reads it: references set once its topology was created.
-	cluster := &clusterv1.Cluster{}
+	hubCluster := &hubv1.Cluster{}
 	if !w.notCreated {
-		cluster.Spec.ControlPlaneRef = &corev1.ObjectReference{Kind: "SimControlPlane", Name: "cp"}
-	}
-	hubCluster, err := adapt.ClusterToHub(cluster)
-	if err != nil {
-		return nil, err
+		hubCluster.Spec.ControlPlaneRef = hubv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "SimControlPlane", Name: "cp"}
 	}
 	gate := in.Ledger.CreateGate(hubCluster, !slices.Contains(w.skip, hooksv1.BeforeClusterCreate))
 	switch {

@@ -16,7 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
@@ -45,12 +45,12 @@ func v114Strategy(typ, maxSurge, deletePolicy, maxInFlight string) *clusterv1.Ma
 }
 
 // v114StrategyHub is what a v1beta1 strategy is on a v1beta2 MachineDeployment (Cluster API's
-// conversion, through adapt): the rollout strategy, the deletion order and remediation.maxInFlight.
+// conversion, through model/api/conversion): the rollout strategy, the deletion order and remediation.maxInFlight.
 func v114StrategyHub(t *testing.T, s *clusterv1.MachineDeploymentStrategy) (hubv1.MachineDeploymentRolloutStrategy, hubv1.MachineSetDeletionOrder, *intstr.IntOrString) {
 	t.Helper()
 	md := &clusterv1.MachineDeployment{Spec: clusterv1.MachineDeploymentSpec{Strategy: s}}
 	md.Spec.Template.Spec.InfrastructureRef = corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimMachineTemplate", Name: "x"}
-	h, err := adapt.MachineDeploymentToHub(md)
+	h, err := conversion.MachineDeploymentToHub(md)
 	require.NoError(t, err)
 	return h.Spec.Rollout.Strategy, h.Spec.Deletion.Order, h.Spec.Remediation.MaxInFlight
 }

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	v1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
@@ -48,15 +47,16 @@ type v1Input struct {
 	In      Input
 }
 
-// hub is the computation input, the Cluster and class converted to the hub through adapt, as
-// the callers do.
+// hub is the computation input, the Cluster and class converted to the hub through
+// model/api/conversion, as a read from a server serving v1beta1 is.
 func (x *v1Input) hub(t *testing.T) Input {
 	t.Helper()
 	in := x.In
 	var err error
-	in.Cluster, err = adapt.ClusterToHub(x.Cluster)
+	in.Cluster, err = conversion.ClusterToHub(x.Cluster)
 	require.NoError(t, err)
-	in.Class = adapt.ClusterClassToHub(x.Class)
+	in.Class, err = conversion.ClusterClassToHub(x.Class)
+	require.NoError(t, err)
 	return in
 }
 

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	v1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/decode"
@@ -38,13 +38,15 @@ func sampleWorld(t *testing.T) *world {
 			case "ClusterClass":
 				class := &v1.ClusterClass{}
 				require.NoError(t, decode.FromUnstructured(doc, class))
-				d.Class = adapt.ClusterClassToHub(class)
+				var err error
+				d.Class, err = conversion.ClusterClassToHub(class)
+				require.NoError(t, err)
 			case "Cluster":
 				cluster := &v1.Cluster{}
 				require.NoError(t, decode.FromUnstructured(doc, cluster))
 				cluster.UID = "uid-demo"
 				var err error
-				d.Cluster, err = adapt.ClusterToHub(cluster)
+				d.Cluster, err = conversion.ClusterToHub(cluster)
 				require.NoError(t, err)
 			default:
 				d.Templates[keyOf(doc)] = doc
