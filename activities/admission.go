@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/labels"
@@ -61,11 +61,15 @@ func (a *Activities) ClassOf(ctx context.Context, c *clusterv1.Cluster) (*cluste
 // for the checks of a version change against it (validation.VersionAgainstRunning). The Cluster
 // and class come as admission decoded them (v1beta1), and are read on the hub.
 func (a *Activities) RunningState(ctx context.Context, cluster *clusterv1.Cluster, class *clusterv1.ClusterClass) (upgrade.Input, error) {
-	c, err := adapt.ClusterToHub(cluster)
+	c, err := conversion.ClusterToHub(cluster)
 	if err != nil {
 		return upgrade.Input{}, err
 	}
-	return a.runningOf(ctx, c, adapt.ClusterClassToHub(class))
+	hubClass, err := conversion.ClusterClassToHub(class)
+	if err != nil {
+		return upgrade.Input{}, fmt.Errorf("reading ClusterClass %s/%s: %w", class.Namespace, class.Name, err)
+	}
+	return a.runningOf(ctx, c, hubClass)
 }
 
 // runningOf is what a Cluster runs now, read on the hub: its control plane, pools, Machines and

@@ -7,72 +7,137 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/upgrade"
 )
 
-// The entry points of the callers that still hold v1beta1 objects (issue #37). Each converts its
-// input with adapt and calls the hub function of the same name without the suffix, as Cluster API
-// v1.14's API server converts a v1beta1 request before its v1beta2 webhooks see it: so errors
-// name v1beta2 paths. The checks of v1beta1 input that the hub cannot make (what the conversion
-// drops) are here, and only here. Each function is deleted once its callers are ported.
+// The entry points of the callers that still hold v1beta1 objects (issue #37): the admission
+// webhooks on a server that serves only v1beta1. Each converts its input to the hub with package
+// conversion (the conversion the worker's API client reads objects with, Cluster API's) and calls
+// the hub function of the same name without the suffix, as Cluster API v1.14's API server
+// converts a v1beta1 request before its v1beta2 webhooks see it: so errors name v1beta2 paths.
+// The checks of v1beta1 input that the hub cannot make (what the conversion drops) are here, and
+// only here. An object that does not convert is a field error, never a nil hub object: the
+// request's own is invalid (unconverted), one read from the server an internal error (stored).
+// Each function is deleted once its callers are ported.
 
 // ClusterV1Beta1 is Cluster of v1beta1 objects, with the v1beta1-only checks (v1beta1Cluster).
+// When c does not convert, the v1beta1-only errors are the answer (they name the reference the
+// conversion refuses); only when they name nothing is the conversion error itself.
 func ClusterV1Beta1(c, old *v1beta1.Cluster, class, oldClass *v1beta1.ClusterClass) field.ErrorList {
 	only := v1beta1Cluster(c)
-	hub, err := adapt.ClusterToHub(c)
+	hub, err := conversion.ClusterToHub(c)
 	if err != nil {
-		return only // a reference that does not convert, which v1beta1Cluster names
+		if len(only) == 0 {
+			only = field.ErrorList{unconverted(field.NewPath("spec"), err)}
+		}
+		return only
 	}
-	hubOld, err := adapt.ClusterToHub(old)
-	if err != nil {
-		return append(only, field.InternalError(field.NewPath("spec"), fmt.Errorf("the stored Cluster: %w", err)))
+	var errs field.ErrorList
+	hubOld := stored(conversion.ClusterToHub, old, field.NewPath("spec"), "the stored Cluster", &errs)
+	classPath := field.NewPath("spec", "topology", "classRef")
+	hubClass := stored(conversion.ClusterClassToHub, class, classPath, "the ClusterClass", &errs)
+	hubOldClass := stored(conversion.ClusterClassToHub, oldClass, classPath, "the stored Cluster's ClusterClass", &errs)
+	if len(errs) > 0 {
+		return append(only, errs...)
 	}
-	return append(Cluster(hub, hubOld, adapt.ClusterClassToHub(class), adapt.ClusterClassToHub(oldClass)), only...)
+	return append(Cluster(hub, hubOld, hubClass, hubOldClass), only...)
 }
 
 // ClusterClassV1Beta1 is ClusterClass of v1beta1 objects, with the v1beta1-only checks
 // (v1beta1ClusterClass).
 func ClusterClassV1Beta1(class, old *v1beta1.ClusterClass, clusters []v1beta1.Cluster) field.ErrorList {
+	only := v1beta1ClusterClass(class)
+	hub, err := conversion.ClusterClassToHub(class)
+	if err != nil {
+		return append(field.ErrorList{unconverted(field.NewPath("spec"), err)}, only...)
+	}
+	var errs field.ErrorList
+	hubOld := stored(conversion.ClusterClassToHub, old, field.NewPath("spec"), "the stored ClusterClass", &errs)
 	var hubClusters []clusterv1.Cluster
 	for i := range clusters {
-		hubClusters = append(hubClusters, *topologyOf(&clusters[i]))
+		c := &clusters[i]
+		if u := stored(topologyOf, c, field.NewPath("spec"), fmt.Sprintf("Cluster %s/%s, which uses the class,", c.Namespace, c.Name), &errs); u != nil {
+			hubClusters = append(hubClusters, *u)
+		}
 	}
-	errs := ClusterClass(adapt.ClusterClassToHub(class), adapt.ClusterClassToHub(old), hubClusters)
-	return append(errs, v1beta1ClusterClass(class)...)
+	if len(errs) > 0 {
+		return append(errs, only...)
+	}
+	return append(ClusterClass(hub, hubOld, hubClusters), only...)
 }
 
 // VariablesV1Beta1 is Variables of v1beta1 definitions.
 func VariablesV1Beta1(vs []v1beta1.ClusterClassVariable, p *field.Path) field.ErrorList {
-	return Variables(adapt.ClusterClassVariablesToHub(vs), p)
+	hub, err := conversion.ClusterClassVariablesToHub(vs)
+	if err != nil {
+		return field.ErrorList{unconverted(p, err)}
+	}
+	return Variables(hub, p)
 }
 
 // VersionAgainstRunningV1Beta1 is VersionAgainstRunning of v1beta1 Clusters.
 func VersionAgainstRunningV1Beta1(c, old *v1beta1.Cluster, running upgrade.Input) field.ErrorList {
-	var hubOld *clusterv1.Cluster
-	if old != nil {
-		hubOld = topologyOf(old)
+	hub, err := topologyOf(c)
+	if err != nil {
+		return field.ErrorList{unconverted(field.NewPath("spec"), err)}
 	}
-	return VersionAgainstRunning(topologyOf(c), hubOld, running)
+	var errs field.ErrorList
+	hubOld := stored(topologyOf, old, field.NewPath("spec"), "the stored Cluster", &errs)
+	if len(errs) > 0 {
+		return errs
+	}
+	return VersionAgainstRunning(hub, hubOld, running)
 }
 
 // ClusterTaintsV1Beta1 is ClusterTaints of a v1beta1 Cluster.
 func ClusterTaintsV1Beta1(c *v1beta1.Cluster, gates Gates) field.ErrorList {
-	return ClusterTaints(topologyOf(c), gates)
+	hub, err := topologyOf(c)
+	if err != nil {
+		return field.ErrorList{unconverted(field.NewPath("spec"), err)}
+	}
+	return ClusterTaints(hub, gates)
 }
 
 // ClassTaintsV1Beta1 is ClassTaints of a v1beta1 ClusterClass.
 func ClassTaintsV1Beta1(class *v1beta1.ClusterClass, gates Gates) field.ErrorList {
-	return ClassTaints(adapt.ClusterClassToHub(class), gates)
+	hub, err := conversion.ClusterClassToHub(class)
+	if err != nil {
+		return field.ErrorList{unconverted(field.NewPath("spec"), err)}
+	}
+	return ClassTaints(hub, gates)
 }
 
 // topologyOf is the hub form of a Cluster's metadata and topology: all that ClusterClass reads of
-// the Clusters using it, and VersionAgainstRunning and ClusterTaints of theirs. Unlike the whole
-// Cluster it always converts (a reference that does not parse is Cluster's to report).
-func topologyOf(c *v1beta1.Cluster) *clusterv1.Cluster {
-	return &clusterv1.Cluster{ObjectMeta: c.ObjectMeta, Spec: clusterv1.ClusterSpec{Topology: adapt.TopologyToHub(c.Spec.Topology)}}
+// the Clusters using it, and VersionAgainstRunning and ClusterTaints of theirs (nil is nil). It
+// converts the Cluster without its references and status, so a reference that does not parse
+// cannot fail it (that is Cluster's to report); what still can is the conversion data in its
+// annotations, or a variable value that is not JSON.
+func topologyOf(c *v1beta1.Cluster) (*clusterv1.Cluster, error) {
+	if c == nil {
+		return nil, nil
+	}
+	return conversion.ClusterToHub(&v1beta1.Cluster{ObjectMeta: c.ObjectMeta, Spec: v1beta1.ClusterSpec{Topology: c.Spec.Topology}})
+}
+
+// unconverted is the error of a request's object that does not convert to v1beta2, at p: Cluster
+// API's API server refuses such a request before its webhooks run.
+func unconverted(p *field.Path, err error) *field.Error {
+	return field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("does not convert to v1beta2: %v", err))
+}
+
+// stored converts in, an object the webhook read from the server (what names it), to the hub
+// with toHub (nil is nil). One that does not convert is the server's error, not the request's:
+// an internal error at p, added to errs.
+func stored[T, H any](toHub func(*T) (*H, error), in *T, p *field.Path, what string, errs *field.ErrorList) *H {
+	out, err := toHub(in)
+	if err != nil {
+		*errs = append(*errs, field.InternalError(p, fmt.Errorf("%s: %w", what, err)))
+		return nil
+	}
+	return out
 }
 
 // v1beta1Cluster holds the rules of a v1beta1 Cluster on what the conversion to v1beta2 drops:

@@ -8,14 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/variables"
 )
 
-// The v1beta1 defaulting, kept as v1beta1 code: it mutates the caller's v1beta1 object, and there
-// is no conversion of a whole hub object back to v1beta1. Each function goes once its callers
-// are on the hub (DefaultCluster, DefaultClusterClass, DefaultVariables).
+// The v1beta1 defaulting, kept as v1beta1 code: it mutates the caller's v1beta1 object, which the
+// admission webhook turns into a JSON patch, so it may change the defaulted fields only (a trip
+// through the hub and back would also write what the conversion normalises). Each function goes
+// once its callers are on the hub (DefaultCluster, DefaultClusterClass, DefaultVariables).
 
 // DefaultClusterV1Beta1 applies the defaults Cluster API's Cluster webhook applied to a v1beta1
 // Cluster (webhooks.Cluster.Default before v1beta2), so topoflow computes from the same Cluster
@@ -102,53 +104,90 @@ func DefaultClusterClassV1Beta1(class *v1beta1.ClusterClass) {
 // DefaultVariablesV1Beta1 writes the class's variable defaults into the v1beta1 Cluster's
 // topology, as Cluster API's Cluster webhook does (Default, through DefaultAndValidateVariables): a
 // variable the Cluster does not set gets its default value, and nested defaults fill the values
-// and the overrides it sets. Errors name the field (v1beta1 paths, a pool by its index); the
-// Cluster is then left as it was.
+// and the overrides it sets. The class and each set of values are converted to the hub
+// (package conversion) for the computation; only the values come back (withValues). Errors name
+// the field (v1beta1 paths, a pool by its index); the Cluster is then left as it was.
 func DefaultVariablesV1Beta1(c *v1beta1.Cluster, class *v1beta1.ClusterClass) field.ErrorList {
 	topo := c.Spec.Topology
 	if topo == nil || class == nil {
 		return nil
 	}
 	tp := field.NewPath("spec", "topology")
-	defs, err := variables.Definitions(adapt.ClusterClassToHub(class))
+	hubClass, err := conversion.ClusterClassToHub(class)
+	if err != nil {
+		return field.ErrorList{field.Invalid(tp.Child("class"), topo.Class, fmt.Sprintf("the ClusterClass does not convert to v1beta2: %v", err))}
+	}
+	defs, err := variables.Definitions(hubClass)
 	if err != nil {
 		return field.ErrorList{field.Invalid(tp.Child("class"), topo.Class, err.Error())}
 	}
 	cache := variables.NewCache(defs)
-	values, errs := cache.Default(adapt.ClusterVariablesToHub(topo.Variables), tp.Child("variables"))
-	// Each set of overrides the Cluster has, with its field path.
-	type overrides struct {
-		vs *[]v1beta1.ClusterVariable
-		p  *field.Path
+	// Each set of values the Cluster has, with its field path: its variables (a variable not set
+	// gets its default), then its overrides (only the ones set are defaulted).
+	type values struct {
+		vs        *[]v1beta1.ClusterVariable
+		p         *field.Path
+		overrides bool
 	}
-	var all []overrides
+	all := []values{{&topo.Variables, tp.Child("variables"), false}}
 	if v := topo.ControlPlane.Variables; v != nil {
-		all = append(all, overrides{&v.Overrides, tp.Child("controlPlane", "variables", "overrides")})
+		all = append(all, values{&v.Overrides, tp.Child("controlPlane", "variables", "overrides"), true})
 	}
 	if w := topo.Workers; w != nil {
 		for i := range w.MachineDeployments {
 			if v := w.MachineDeployments[i].Variables; v != nil {
-				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides")})
+				all = append(all, values{&v.Overrides, tp.Child("workers", "machineDeployments").Index(i).Child("variables", "overrides"), true})
 			}
 		}
 		for i := range w.MachinePools {
 			if v := w.MachinePools[i].Variables; v != nil {
-				all = append(all, overrides{&v.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides")})
+				all = append(all, values{&v.Overrides, tp.Child("workers", "machinePools").Index(i).Child("variables", "overrides"), true})
 			}
 		}
 	}
+	var errs field.ErrorList
 	defaulted := make([][]v1beta1.ClusterVariable, len(all))
-	for i, o := range all {
-		hub, derrs := cache.DefaultOverrides(adapt.ClusterVariablesToHub(*o.vs), o.p)
-		defaulted[i] = adapt.ClusterVariablesFromHub(hub, *o.vs)
+	for i, set := range all {
+		hub, err := conversion.ClusterVariablesToHub(*set.vs)
+		if err != nil {
+			errs = append(errs, unconverted(set.p, err))
+			continue
+		}
+		var out []clusterv1.ClusterVariable
+		var derrs field.ErrorList
+		if set.overrides {
+			out, derrs = cache.DefaultOverrides(hub, set.p)
+		} else {
+			out, derrs = cache.Default(hub, set.p)
+		}
+		defaulted[i] = withValues(*set.vs, out)
 		errs = append(errs, derrs...)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	topo.Variables = adapt.ClusterVariablesFromHub(values, topo.Variables)
-	for i, o := range all {
-		*o.vs = defaulted[i]
+	for i, set := range all {
+		*set.vs = defaulted[i]
 	}
 	return nil
+}
+
+// withValues is was, a v1beta1 Cluster's variable entries, with the values the hub computed from
+// them (values: was's variables in was's order, then the added ones, see variables.Cache.Default).
+// An entry at the same index with the same name keeps all it has but its value (definitionFrom,
+// which v1beta2 does not hold); any other is a name and a value.
+func withValues(was []v1beta1.ClusterVariable, values []clusterv1.ClusterVariable) []v1beta1.ClusterVariable {
+	if values == nil {
+		return nil
+	}
+	out := make([]v1beta1.ClusterVariable, len(values))
+	for i, v := range values {
+		if i < len(was) && was[i].Name == v.Name {
+			out[i] = was[i]
+		} else {
+			out[i].Name = v.Name
+		}
+		out[i].Value = v.Value
+	}
+	return out
 }

@@ -2,10 +2,12 @@ package validation
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 )
@@ -107,4 +109,21 @@ func TestDefaultVariablesV1Beta1(t *testing.T) {
 	assert.Empty(t, DefaultVariablesV1Beta1(cluster, class))
 	assert.Equal(t, before, cluster)
 
+}
+
+// TestDefaultVariablesV1Beta1WritesValuesOnly: the defaulting computes on the hub, whose
+// conversion normalises (durations to whole seconds, no definitionFrom), but only the values come
+// back to the v1beta1 Cluster: the admission webhook patches the difference.
+func TestDefaultVariablesV1Beta1WritesValuesOnly(t *testing.T) {
+	class, c := sampleV1Beta1(t)
+	md := &c.Spec.Topology.Workers.MachineDeployments[1]
+	md.NodeDrainTimeout = &metav1.Duration{Duration: 1900 * time.Millisecond}
+	md.Variables.Overrides[0].DefinitionFrom = "inline"
+	c.Spec.Topology.Variables[0].DefinitionFrom = "inline"
+	want := c.DeepCopy()
+	require.Empty(t, DefaultVariablesV1Beta1(c, class))
+	assert.Greater(t, len(c.Spec.Topology.Variables), len(want.Spec.Topology.Variables), "the class's defaults written in")
+	assert.Equal(t, want.Spec.Topology.Variables, c.Spec.Topology.Variables[:len(want.Spec.Topology.Variables)], "the values set kept as they were")
+	want.Spec.Topology.Variables = c.Spec.Topology.Variables
+	assert.Equal(t, want, c, "nothing but the variables changed")
 }

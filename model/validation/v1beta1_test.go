@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/upgrade"
@@ -96,8 +96,50 @@ var templateRefNamespaces = []func(c *v1beta1.ClusterClass){
 	},
 }
 
+// TestV1Beta1Unconverted: an object that does not convert (here conversion data that is not
+// JSON, which Cluster API's conversion refuses too) is a field error, never a nil hub object: the
+// request's own is invalid, one read from the server an internal error. A reference of the
+// Cluster whose apiVersion does not parse is named by the v1beta1-only check alone, and does not
+// keep topologyOf from converting.
+func TestV1Beta1Unconverted(t *testing.T) {
+	bad := map[string]string{conversion.DataAnnotation: "{"}
+	class, c := sampleV1Beta1(t)
+	badClass, badCluster := class.DeepCopy(), c.DeepCopy()
+	badClass.Annotations, badCluster.Annotations = bad, bad
+	one := func(errs field.ErrorList, want string) {
+		t.Helper()
+		if assert.Len(t, errs, 1) {
+			assert.Contains(t, errs[0].Error(), want)
+		}
+	}
+	invalid := "spec: Invalid value: does not convert to v1beta2: "
+	one(ClusterClassV1Beta1(badClass, nil, nil), invalid)
+	one(ClassTaintsV1Beta1(badClass, Gates{}), invalid)
+	one(ClusterClassV1Beta1(class, badClass, nil), "spec: Internal error: the stored ClusterClass: ")
+	one(ClusterClassV1Beta1(class, class, []v1beta1.Cluster{*badCluster}), "spec: Internal error: Cluster default/demo, which uses the class,: ")
+	one(ClusterV1Beta1(c, nil, badClass, nil), "spec.topology.classRef: Internal error: the ClusterClass: ")
+	one(ClusterV1Beta1(c, c, class, badClass), "spec.topology.classRef: Internal error: the stored Cluster's ClusterClass: ")
+	one(DefaultVariablesV1Beta1(c.DeepCopy(), badClass), `spec.topology.class: Invalid value: "quick-start": the ClusterClass does not convert to v1beta2: `)
+	one(ClusterV1Beta1(badCluster, nil, class, nil), invalid)
+	one(ClusterTaintsV1Beta1(badCluster, Gates{}), invalid)
+	one(VersionAgainstRunningV1Beta1(badCluster, c, upgrade.Input{}), invalid)
+	one(ClusterV1Beta1(c, badCluster, class, nil), "spec: Internal error: the stored Cluster: ")
+	one(VersionAgainstRunningV1Beta1(c, badCluster, upgrade.Input{}), "spec: Internal error: the stored Cluster: ")
+	one(VariablesV1Beta1([]v1beta1.ClusterClassVariable{{Name: "tag", Schema: v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{
+		Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`{`)}}}}}, field.NewPath("lb", "variables")),
+		"lb.variables: Invalid value: does not convert to v1beta2: ")
+
+	badRef := c.DeepCopy()
+	badRef.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "a/b/c", Kind: "SimCluster", Name: "x"}
+	one(ClusterV1Beta1(badRef, nil, class, nil), `spec.infrastructureRef.apiVersion: Invalid value: "a/b/c"`)
+	assert.Empty(t, ClusterTaintsV1Beta1(badRef, Gates{}))
+	hub, err := topologyOf(badRef)
+	require.NoError(t, err)
+	assert.Equal(t, hubCluster(t, c).Spec.Topology, hub.Spec.Topology)
+}
+
 // v1beta1Fixture is one v1beta1 input of the tests written before the hub, answered by a V1Beta1
-// adapter and by its hub function on the adapt-converted input (with the v1beta1-only checks,
+// adapter and by its hub function on the converted input (with the v1beta1-only checks,
 // which only the adapter can make). refused is what the v1beta1 code answered.
 type v1beta1Fixture struct {
 	name         string
@@ -107,7 +149,14 @@ type v1beta1Fixture struct {
 
 func hubCluster(t *testing.T, c *v1beta1.Cluster) *clusterv1.Cluster {
 	t.Helper()
-	out, err := adapt.ClusterToHub(c)
+	out, err := conversion.ClusterToHub(c)
+	require.NoError(t, err)
+	return out
+}
+
+func hubClass(t *testing.T, class *v1beta1.ClusterClass) *clusterv1.ClusterClass {
+	t.Helper()
+	out, err := conversion.ClusterClassToHub(class)
 	require.NoError(t, err)
 	return out
 }
@@ -121,12 +170,12 @@ func hubClusters(t *testing.T, cs []v1beta1.Cluster) []clusterv1.Cluster {
 }
 
 func clusterFixture(t *testing.T, name string, refused bool, c, old *v1beta1.Cluster, class, oldClass *v1beta1.ClusterClass) v1beta1Fixture {
-	hub := Cluster(hubCluster(t, c), hubCluster(t, old), adapt.ClusterClassToHub(class), adapt.ClusterClassToHub(oldClass))
+	hub := Cluster(hubCluster(t, c), hubCluster(t, old), hubClass(t, class), hubClass(t, oldClass))
 	return v1beta1Fixture{name, refused, ClusterV1Beta1(c, old, class, oldClass), append(hub, v1beta1Cluster(c)...)}
 }
 
 func classFixture(t *testing.T, name string, refused bool, class, old *v1beta1.ClusterClass, clusters []v1beta1.Cluster) v1beta1Fixture {
-	hub := ClusterClass(adapt.ClusterClassToHub(class), adapt.ClusterClassToHub(old), hubClusters(t, clusters))
+	hub := ClusterClass(hubClass(t, class), hubClass(t, old), hubClusters(t, clusters))
 	return v1beta1Fixture{name, refused, ClusterClassV1Beta1(class, old, clusters), append(hub, v1beta1ClusterClass(class)...)}
 }
 
@@ -135,7 +184,7 @@ func runningFixture(t *testing.T, name string, refused bool, c, old *v1beta1.Clu
 }
 
 // TestV1Beta1AdaptersAgreeWithHub runs every v1beta1 fixture of the tests written before the hub
-// through its V1Beta1 adapter and through the hub function on the adapt-converted input: both
+// through its V1Beta1 adapter and through the hub function on the converted input: both
 // report the same errors (the hub's, then the v1beta1-only ones), and the adapter refuses what
 // the v1beta1 code refused.
 func TestV1Beta1AdaptersAgreeWithHub(t *testing.T) {
@@ -685,11 +734,11 @@ func taintFixtures(t *testing.T) []v1beta1Fixture {
 		gates Gates
 	}{{"off", Gates{}}, {"on", Gates{MachineTaintPropagation: true}}} {
 		out = append(out,
-			v1beta1Fixture{"taint gate/ClusterClass/" + g.name, !g.gates.MachineTaintPropagation, ClassTaintsV1Beta1(class, g.gates), ClassTaints(adapt.ClusterClassToHub(class), g.gates)},
+			v1beta1Fixture{"taint gate/ClusterClass/" + g.name, !g.gates.MachineTaintPropagation, ClassTaintsV1Beta1(class, g.gates), ClassTaints(hubClass(t, class), g.gates)},
 			v1beta1Fixture{"taint gate/Cluster/" + g.name, !g.gates.MachineTaintPropagation, ClusterTaintsV1Beta1(cluster, g.gates), ClusterTaints(hubCluster(t, cluster), g.gates)})
 	}
 	empty := &v1beta1.ClusterClass{}
-	out = append(out, v1beta1Fixture{"taint gate/no taints", false, ClassTaintsV1Beta1(empty, Gates{}), ClassTaints(adapt.ClusterClassToHub(empty), Gates{})})
+	out = append(out, v1beta1Fixture{"taint gate/no taints", false, ClassTaintsV1Beta1(empty, Gates{}), ClassTaints(hubClass(t, empty), Gates{})})
 	return out
 }
 
@@ -697,7 +746,9 @@ func taintFixtures(t *testing.T) []v1beta1Fixture {
 func variablesFixtures(t *testing.T) []v1beta1Fixture {
 	p := field.NewPath("lb", "variables")
 	fixture := func(name string, refused bool, vs []v1beta1.ClusterClassVariable) v1beta1Fixture {
-		return v1beta1Fixture{"variables/" + name, refused, VariablesV1Beta1(vs, p), Variables(adapt.ClusterClassVariablesToHub(vs), p)}
+		hub, err := conversion.ClusterClassVariablesToHub(vs)
+		require.NoError(t, err)
+		return v1beta1Fixture{"variables/" + name, refused, VariablesV1Beta1(vs, p), Variables(hub, p)}
 	}
 	return []v1beta1Fixture{
 		fixture("builtin", true, []v1beta1.ClusterClassVariable{
@@ -710,7 +761,7 @@ func variablesFixtures(t *testing.T) []v1beta1Fixture {
 }
 
 // TestV1Beta1DefaultingAgreesWithHub: the v1beta1 defaulting kept as v1beta1 code computes what
-// the hub defaulting computes on the adapt-converted input, on the inputs of the tests written
+// the hub defaulting computes on the converted input, on the inputs of the tests written
 // before the hub (TestDefaultClusterV1Beta1, TestDefaultClusterClassV1Beta1,
 // TestDefaultVariablesV1Beta1).
 func TestV1Beta1DefaultingAgreesWithHub(t *testing.T) {
@@ -746,16 +797,16 @@ func TestV1Beta1DefaultingAgreesWithHub(t *testing.T) {
 	}
 
 	class, _ := sampleV1Beta1(t)
-	hubClass := adapt.ClusterClassToHub(class)
+	hub := hubClass(t, class)
 	DefaultClusterClassV1Beta1(class)
-	DefaultClusterClass(hubClass)
-	assert.Equal(t, hubClass, adapt.ClusterClassToHub(class), "the namespaces the v1beta1 defaulting writes do not convert")
+	DefaultClusterClass(hub)
+	assert.Equal(t, hub, hubClass(t, class), "the namespaces the v1beta1 defaulting writes do not convert")
 
 	variablesAgree := func(name string, edit func(c *v1beta1.Cluster)) {
 		class, c := sampleV1Beta1(t)
 		edit(c)
-		hub, hubClass := hubCluster(t, c), adapt.ClusterClassToHub(class)
-		errs, hubErrs := DefaultVariablesV1Beta1(c, class), DefaultVariables(hub, hubClass)
+		hub, hubCC := hubCluster(t, c), hubClass(t, class)
+		errs, hubErrs := DefaultVariablesV1Beta1(c, class), DefaultVariables(hub, hubCC)
 		assert.Equal(t, len(hubErrs) > 0, len(errs) > 0, "%s: %v %v", name, errs, hubErrs)
 		assert.Equal(t, hub, hubCluster(t, c), name)
 	}
@@ -764,9 +815,23 @@ func TestV1Beta1DefaultingAgreesWithHub(t *testing.T) {
 		c.Spec.Topology.Variables[0].DefinitionFrom = "inline"
 		c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].DefinitionFrom = "inline"
 	})
-	variablesAgree("an override that is not JSON", func(c *v1beta1.Cluster) {
+	// An override that is not JSON: the conversion reads the values, so the Cluster no longer
+	// converts; the same edit is made on the hub converted before it. Both refuse it and leave
+	// the Cluster as it was.
+	{
+		class, c := sampleV1Beta1(t)
+		hub := hubCluster(t, c)
 		c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`{`)
-	})
+		hub.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides[0].Value.Raw = []byte(`{`)
+		before, hubBefore := c.DeepCopy(), hub.DeepCopy()
+		errs, hubErrs := DefaultVariablesV1Beta1(c, class), DefaultVariables(hub, hubClass(t, class))
+		assert.NotEmpty(t, hubErrs)
+		if assert.Len(t, errs, 1) {
+			assert.Contains(t, errs[0].Error(), "spec.topology.workers.machineDeployments[1].variables.overrides: Invalid value: does not convert to v1beta2")
+		}
+		assert.Equal(t, before, c, "an override that is not JSON")
+		assert.Equal(t, hubBefore, hub, "an override that is not JSON")
+	}
 	variablesAgree("empty overrides", func(c *v1beta1.Cluster) {
 		c.Spec.Topology.Workers.MachineDeployments[1].Variables.Overrides = []v1beta1.ClusterVariable{}
 	})

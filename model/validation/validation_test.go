@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/deploy/samples"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
@@ -28,9 +28,9 @@ func sampleV1Beta1(t *testing.T) (*v1beta1.ClusterClass, *v1beta1.Cluster) {
 func sample(t *testing.T) (*clusterv1.ClusterClass, *clusterv1.Cluster) {
 	t.Helper()
 	class, cluster := sampleV1Beta1(t)
-	c, err := adapt.ClusterToHub(cluster)
+	c, err := conversion.ClusterToHub(cluster)
 	require.NoError(t, err)
-	return adapt.ClusterClassToHub(class), c
+	return hubClass(t, class), c
 }
 
 func ptr[T any](v T) *T { return &v }

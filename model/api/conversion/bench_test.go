@@ -7,17 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/deploy/samples"
-	"github.com/topoflow/topoflow/model/validation"
 )
 
 // BenchmarkToV1Beta2 converts the sample's Cluster and ClusterClass as the worker reads them from
 // a server that serves only v1beta1 (each cached copy once, see internal/kube's packed.unpackAs).
 func BenchmarkToV1Beta2(b *testing.B) {
-	class, cluster, err := samples.Typed()
-	if err != nil {
-		b.Fatal(err)
-	}
-	validation.DefaultClusterClassV1Beta1(class)
+	class, cluster := servedSample(b)
 	for _, tc := range []struct {
 		name string
 		obj  any

@@ -11,7 +11,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/topoflow/topoflow/deploy/samples"
-	"github.com/topoflow/topoflow/model/validation"
+	"github.com/topoflow/topoflow/model/api/v1beta1"
 )
 
 // versions answers the reference versions the samples use, as a provider CRD's contract label would.
@@ -25,9 +25,7 @@ func versions(group, kind string) (string, error) {
 
 func sampleJSON(t *testing.T, kind string) []byte {
 	t.Helper()
-	class, cluster, err := samples.Typed()
-	require.NoError(t, err)
-	validation.DefaultClusterClassV1Beta1(class) // reference namespaces, as the webhook writes them and as v1beta1 serves them
+	class, cluster := servedSample(t)
 	var obj any = class
 	if kind == "Cluster" {
 		cluster.Spec.InfrastructureRef = provisioned(t).Spec.InfrastructureRef
@@ -37,6 +35,42 @@ func sampleJSON(t *testing.T, kind string) []byte {
 	js, err := json.Marshal(obj)
 	require.NoError(t, err)
 	return js
+}
+
+// servedSample is the sample (deploy/samples) with the class's references in the class's
+// namespace, as Cluster API's v1beta1 ClusterClass webhook defaulted them and as v1beta1 serves
+// them (validation.DefaultClusterClassV1Beta1, which the tests here cannot call: package
+// validation converts through this one). A reference is an object of the class's spec that names
+// a kind and a name.
+func servedSample(tb testing.TB) (*v1beta1.ClusterClass, *v1beta1.Cluster) {
+	tb.Helper()
+	class, cluster, err := samples.Typed()
+	require.NoError(tb, err)
+	spec, err := toMap(&class.Spec)
+	require.NoError(tb, err)
+	inNamespace(spec, class.Namespace)
+	class.Spec = v1beta1.ClusterClassSpec{}
+	require.NoError(tb, decode(spec, &class.Spec))
+	return class, cluster
+}
+
+// inNamespace sets ns as the namespace of every reference in obj that has none.
+func inNamespace(obj any, ns string) {
+	switch o := obj.(type) {
+	case map[string]any:
+		_, kind := o["kind"].(string)
+		_, name := o["name"].(string)
+		if _, set := o["namespace"]; kind && name && !set {
+			o["namespace"] = ns
+		}
+		for _, v := range o {
+			inNamespace(v, ns)
+		}
+	case []any:
+		for _, v := range o {
+			inNamespace(v, ns)
+		}
+	}
 }
 
 func mustMarshal(t *testing.T, v any) []byte {

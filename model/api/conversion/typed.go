@@ -45,6 +45,28 @@ func MachineDeploymentToHub(in *v1beta1.MachineDeployment) (*v1beta2.MachineDepl
 	return out, typedToHub(in, "MachineDeployment", out)
 }
 
+// ClusterVariablesToHub is a v1beta1 Cluster's variable values (spec.topology.variables, a set of
+// overrides) as Cluster API v1.11+ holds them: converted as part of a Cluster, so definitionFrom
+// is dropped. The error is a value that is not JSON.
+func ClusterVariablesToHub(in []v1beta1.ClusterVariable) ([]v1beta2.ClusterVariable, error) {
+	hub, err := ClusterToHub(&v1beta1.Cluster{Spec: v1beta1.ClusterSpec{Topology: &v1beta1.Topology{Variables: in}}})
+	if err != nil {
+		return nil, fmt.Errorf("variable values: %w", err)
+	}
+	return hub.Spec.Topology.Variables, nil
+}
+
+// ClusterClassVariablesToHub is v1beta1 variable definitions (a ClusterClass's spec.variables, a
+// Runtime Extension's discovered ones) as Cluster API v1.11+ holds them: converted as part of a
+// ClusterClass.
+func ClusterClassVariablesToHub(in []v1beta1.ClusterClassVariable) ([]v1beta2.ClusterClassVariable, error) {
+	hub, err := ClusterClassToHub(&v1beta1.ClusterClass{Spec: v1beta1.ClusterClassSpec{Variables: in}})
+	if err != nil {
+		return nil, fmt.Errorf("variable definitions: %w", err)
+	}
+	return hub.Spec.Variables, nil
+}
+
 // ClusterFromHub is a hub Cluster as a v1beta1 client reads it, without conversion data;
 // versionOf names the versions of the objects its contract references point at.
 func ClusterFromHub(in *v1beta2.Cluster, versionOf APIVersionOf) (*v1beta1.Cluster, error) {

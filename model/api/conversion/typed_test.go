@@ -8,12 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/topoflow/topoflow/deploy/samples"
 	"github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/api/v1beta2"
-	"github.com/topoflow/topoflow/model/validation"
 )
 
 func ptrTo[T any](v T) *T { return &v }
@@ -72,9 +71,7 @@ func TestTypedClusterAndPoolsToHub(t *testing.T) {
 
 // TestTypedRoundTrip: the sample class and Cluster come back from the hub as they were.
 func TestTypedRoundTrip(t *testing.T) {
-	class, cluster, err := samples.Typed()
-	require.NoError(t, err)
-	validation.DefaultClusterClassV1Beta1(class)
+	class, cluster := servedSample(t)
 	cluster.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "SimCluster", Name: "demo-abcde", Namespace: cluster.Namespace}
 
 	hubClass, err := ClusterClassToHub(class)
@@ -90,4 +87,43 @@ func TestTypedRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cluster.Spec, back.Spec)
 	assert.Empty(t, back.Annotations[DataAnnotation], "no conversion data")
+}
+
+// TestTypedVariablesToHub: variable values and definitions convert as in their Cluster and
+// ClusterClass: a value's definitionFrom is dropped, a definition's required becomes a pointer
+// and its metadata moves to deprecatedV1Beta1Metadata; a value that is not JSON does not convert.
+func TestTypedVariablesToHub(t *testing.T) {
+	values := []v1beta1.ClusterVariable{
+		{Name: "region", DefinitionFrom: "inline", Value: apiextensionsv1.JSON{Raw: []byte(`"west"`)}},
+		{Name: "sizes", Value: apiextensionsv1.JSON{Raw: []byte(`{"a":1}`)}},
+	}
+	hub, err := ClusterVariablesToHub(values)
+	require.NoError(t, err)
+	assert.Equal(t, []v1beta2.ClusterVariable{
+		{Name: "region", Value: apiextensionsv1.JSON{Raw: []byte(`"west"`)}},
+		{Name: "sizes", Value: apiextensionsv1.JSON{Raw: []byte(`{"a":1}`)}},
+	}, hub)
+	hub, err = ClusterVariablesToHub(nil)
+	require.NoError(t, err)
+	assert.Nil(t, hub)
+	values[1].Value.Raw = []byte(`{`)
+	_, err = ClusterVariablesToHub(values)
+	assert.Error(t, err)
+
+	defs := []v1beta1.ClusterClassVariable{{Name: "region", Required: true,
+		Metadata: v1beta1.ClusterClassVariableMetadata{Labels: map[string]string{"a": "b"}},
+		Schema:   v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{Type: "string"}}}}
+	hubDefs, err := ClusterClassVariablesToHub(defs)
+	require.NoError(t, err)
+	require.Len(t, hubDefs, 1)
+	assert.Equal(t, ptrTo(true), hubDefs[0].Required)
+	assert.Equal(t, v1beta2.ClusterClassVariableMetadata{Labels: map[string]string{"a": "b"}}, hubDefs[0].DeprecatedV1Beta1Metadata)
+	assert.Equal(t, "string", hubDefs[0].Schema.OpenAPIV3Schema.Type)
+
+	class, _ := servedSample(t)
+	hubClass, err := ClusterClassToHub(class)
+	require.NoError(t, err)
+	hubDefs, err = ClusterClassVariablesToHub(class.Spec.Variables)
+	require.NoError(t, err)
+	assert.Equal(t, hubClass.Spec.Variables, hubDefs, "as in the class")
 }
