@@ -8,19 +8,22 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
+	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/model/validation"
 	"github.com/topoflow/topoflow/model/variables"
 )
@@ -48,13 +51,17 @@ func (a *Activities) DiscoverExtension(ctx context.Context, ref ObjectRef) error
 	return (&runtimeext.Client{Kube: a.Kube}).Discover(ctx, cfg)
 }
 
-// ReconcileClusterClassStatus validates a ClusterClass and writes its status: the effective
-// variable definitions (status.variables: inline, and discovered by the external patches'
-// DiscoverVariables handlers), the VariablesReconciled condition and the observed generation.
-// When discovery fails the previous status.variables stay, as in Cluster API.
+// ReconcileClusterClassStatus validates a ClusterClass and writes its status as Cluster API
+// v1.14's ClusterClass controller writes it, on the hub (v1beta2): the effective variable
+// definitions (status.variables: inline, and discovered by the external patches'
+// DiscoverVariables handlers), the VariablesReady condition with the v1beta1 VariablesReconciled
+// one beside it (status.deprecated.v1beta1.conditions) and the observed generation. A v1beta1
+// client reads the same status.variables, conditions and observedGeneration as when topoflow
+// wrote them in v1beta1, with VariablesReady under status.v1beta2.conditions. When discovery
+// fails the previous status.variables stay, as in Cluster API.
 func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref ObjectRef) error {
-	class := &clusterv1.ClusterClass{}
-	if err := a.Kube.GetTyped(ctx, kube.V1Beta1ClusterClasses, ref.Namespace, ref.Name, class); err != nil {
+	class := &hubv1.ClusterClass{}
+	if err := a.Kube.GetTyped(ctx, kube.ClusterClasses, ref.Namespace, ref.Name, class); err != nil {
 		if kube.IsNotFound(err) {
 			return nil
 		}
@@ -67,48 +74,15 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 	if err != nil {
 		return err
 	}
-	cond := map[string]any{"type": "VariablesReconciled", "status": "True", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}
-	st := map[string]any{"observedGeneration": class.Generation}
-	vars := class.Status.Variables
-	if len(discoveryErrs) > 0 {
-		cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
-		cond["message"] = "VariableDiscovery failed: " + utilerrors.NewAggregate(discoveryErrs).Error()
-	} else {
-		vars = adapt.ClusterClassStatusVariablesFromHub(variables.StatusVariables(adapt.ClusterClassToHub(class), discovered...))
-		checked := class.DeepCopy()
-		checked.Status.Variables = vars
-		if errs := validation.ClusterClassV1Beta1(checked, nil, nil); len(errs) > 0 {
-			cond["status"], cond["reason"], cond["severity"] = "False", "VariableDiscoveryFailed", "Error"
-			cond["message"] = errs.ToAggregate().Error()
-			if len(discovered) == 0 {
-				vars = nil // an invalid class without extensions has no effective variables
-			}
-		}
-	}
-	if len(vars) > 0 {
-		js, err := json.Marshal(vars)
-		if err != nil {
-			return err
-		}
-		var list []any
-		if err := json.Unmarshal(js, &list); err != nil {
-			return err
-		}
-		st["variables"] = list
-	}
-	if old := class.Status.Conditions.Get("VariablesReconciled"); old != nil && string(old.Status) == cond["status"] {
-		cond["lastTransitionTime"] = old.LastTransitionTime.UTC().Format(time.RFC3339)
-	}
-	st["conditions"] = []any{cond}
+	st := classStatus(class, discovered, discoveryErrs, time.Now())
 	// Nothing to write when the status says it already: a class whose status Cluster API's
 	// ClusterClass controller wrote before a takeover keeps it as it is, with no record of
 	// topoflow as its writer.
-	if !classStatusHolds(class, vars, cond) {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": clusterv1.GroupVersion.String(), "kind": "ClusterClass",
-			"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
-			"status":   st,
-		}}
+	if !classStatusHolds(class, st) {
+		obj, err := classStatusObject(class, st)
+		if err != nil {
+			return err
+		}
 		if _, err := a.Kube.ApplyStatus(ctx, obj, StatusFieldManager); err != nil {
 			return err
 		}
@@ -121,17 +95,109 @@ func (a *Activities) ReconcileClusterClassStatus(ctx context.Context, ref Object
 	return nil
 }
 
+// The ClusterClass conditions topoflow writes (Cluster API v1.14's api/core/v1beta2
+// ClusterClassVariablesReady*, ClusterClassVariablesReconciledV1Beta1Condition and
+// VariableDiscoveryFailedV1Beta1Reason).
+const (
+	classVariablesReady          = "VariablesReady"
+	classVariablesReadyReason    = "VariablesReady"
+	classVariablesReconciled     = "VariablesReconciled"
+	classVariableDiscoveryFailed = "VariableDiscoveryFailed"
+)
+
+// classStatus is the status ReconcileClusterClassStatus writes for class (read as the hub): the
+// observed generation, the effective variables (the previous ones when discovery failed; none for
+// an invalid class without extensions), VariablesReady and, in status.deprecated.v1beta1, the
+// VariablesReconciled condition, each keeping its transition time while its status stays. Only
+// these two conditions: the write owns them and nothing else of the condition lists.
+func classStatus(class *hubv1.ClusterClass, discovered []variables.Discovered, discoveryErrs []error, now time.Time) hubv1.ClusterClassStatus {
+	vars, failure := class.Status.Variables, ""
+	if len(discoveryErrs) > 0 {
+		failure = "VariableDiscovery failed: " + utilerrors.NewAggregate(discoveryErrs).Error()
+	} else {
+		vars = variables.StatusVariables(class, discovered...)
+		checked := class.DeepCopy()
+		checked.Status.Variables = vars
+		if errs := validation.ClusterClass(checked, nil, nil); len(errs) > 0 {
+			failure = errs.ToAggregate().Error()
+			if len(discovered) == 0 {
+				vars = nil // an invalid class without extensions has no effective variables
+			}
+		}
+	}
+	v1 := status.True(classVariablesReconciled)
+	v2 := status.Condition{Type: classVariablesReady, Status: true, Reason: classVariablesReadyReason}
+	if failure != "" {
+		v1 = status.False(classVariablesReconciled, classVariableDiscoveryFailed, status.SeverityError, failure)
+		v2 = status.Condition{Type: classVariablesReady, Reason: classVariableDiscoveryFailed, Message: failure}
+	}
+	var current hubv1.V1Beta1Conditions
+	if old := classV1Beta1Condition(class); old != nil {
+		current = hubv1.V1Beta1Conditions{*old}
+	}
+	return hubv1.ClusterClassStatus{
+		ObservedGeneration: class.Generation,
+		Variables:          vars,
+		Conditions:         []metav1.Condition{status.V1Beta2(v2, meta.FindStatusCondition(class.Status.Conditions, classVariablesReady), class.Generation, now)},
+		Deprecated: &hubv1.V1Beta1ConditionsDeprecatedStatus{V1Beta1: &hubv1.V1Beta1ConditionsStatus{
+			Conditions: status.Merge(current, []status.Condition{v1}, now),
+		}},
+	}
+}
+
+// classV1Beta1Condition is the class's VariablesReconciled condition (nil: none).
+func classV1Beta1Condition(class *hubv1.ClusterClass) *hubv1.V1Beta1Condition {
+	if d := class.Status.Deprecated; d != nil && d.V1Beta1 != nil {
+		for i := range d.V1Beta1.Conditions {
+			if d.V1Beta1.Conditions[i].Type == classVariablesReconciled {
+				return &d.V1Beta1.Conditions[i]
+			}
+		}
+	}
+	return nil
+}
+
+// classStatusObject is the status apply of st: the class's name and status only.
+func classStatusObject(class *hubv1.ClusterClass, st hubv1.ClusterClassStatus) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return nil, fmt.Errorf("the status of ClusterClass %s/%s: %w", class.Namespace, class.Name, err)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": hubv1.GroupVersion.String(), "kind": "ClusterClass",
+		"metadata": map[string]any{"name": class.Name, "namespace": class.Namespace},
+		"status":   m,
+	}}, nil
+}
+
 // classStatusHolds says whether class's status already says what ReconcileClusterClassStatus would
-// write: the observed generation, the effective variables and the VariablesReconciled condition
-// (status, reason, severity and message).
-func classStatusHolds(class *clusterv1.ClusterClass, vars []clusterv1.ClusterClassStatusVariable, cond map[string]any) bool {
-	old := class.Status.Conditions.Get("VariablesReconciled")
-	if class.Status.ObservedGeneration != class.Generation || old == nil || !equality.Semantic.DeepEqual(class.Status.Variables, vars) {
+// write (st): the observed generation, the effective variables, the VariablesReconciled condition
+// (status, reason, severity and message) and VariablesReady (status, reason, message and observed
+// generation). A variable's definitionsConflict unset is false, as a v1beta1 status (a bool) is
+// read on the hub.
+func classStatusHolds(class *hubv1.ClusterClass, st hubv1.ClusterClassStatus) bool {
+	if class.Status.ObservedGeneration != st.ObservedGeneration ||
+		!equality.Semantic.DeepEqual(conflictsSet(class.Status.Variables), conflictsSet(st.Variables)) {
 		return false
 	}
-	str := func(k string) string { s, _ := cond[k].(string); return s }
-	return string(old.Status) == str("status") && old.Reason == str("reason") &&
-		string(old.Severity) == str("severity") && old.Message == str("message")
+	old, want := classV1Beta1Condition(class), st.Deprecated.V1Beta1.Conditions[0]
+	if old == nil || old.Status != want.Status || old.Reason != want.Reason || old.Severity != want.Severity || old.Message != want.Message {
+		return false
+	}
+	cur, want2 := meta.FindStatusCondition(class.Status.Conditions, classVariablesReady), st.Conditions[0]
+	return cur != nil && cur.Status == want2.Status && cur.Reason == want2.Reason && cur.Message == want2.Message &&
+		cur.ObservedGeneration == want2.ObservedGeneration
+}
+
+// conflictsSet is vs with every definitionsConflict set (unset is false).
+func conflictsSet(vs []hubv1.ClusterClassStatusVariable) []hubv1.ClusterClassStatusVariable {
+	out := make([]hubv1.ClusterClassStatusVariable, len(vs))
+	for i, v := range vs {
+		conflict := v.DefinitionsConflict != nil && *v.DefinitionsConflict
+		out[i] = v
+		out[i].DefinitionsConflict = &conflict
+	}
+	return out
 }
 
 // ownTemplates makes the ClusterClass an owner of every template it references, as Cluster API's
@@ -140,7 +206,10 @@ func classStatusHolds(class *clusterv1.ClusterClass, vars []clusterv1.ClusterCla
 // class. A template that does not exist yet is skipped (the Clusters of the class report it); the
 // next change of the class tries again. The owner references go in a merge patch carrying the
 // resourceVersion read, so a concurrent change to the list fails and the activity reads again.
-func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterClass) error {
+// The reference names the class in v1beta1, as topoflow always has (every Cluster API version it
+// runs beside serves v1beta1; Cluster API v1.14 names v1beta2): an owner of the class's UID is
+// left as it is, in either version.
+func (a *Activities) ownTemplates(ctx context.Context, class *hubv1.ClusterClass) error {
 	for _, tr := range distinctTemplateRefs(class) {
 		t, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)
 		if kube.IsNotFound(err) {
@@ -171,10 +240,10 @@ func (a *Activities) ownTemplates(ctx context.Context, class *clusterv1.ClusterC
 
 // distinctTemplateRefs are the templates a class references (desired.TemplateRefs), each once
 // (by apiVersion, kind, namespace and name): several fields may name the same template.
-func distinctTemplateRefs(class *clusterv1.ClusterClass) []desired.TemplateRef {
+func distinctTemplateRefs(class *hubv1.ClusterClass) []desired.TemplateRef {
 	var out []desired.TemplateRef
 	seen := map[string]bool{}
-	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(class)) {
+	for _, tr := range desired.TemplateRefs(class) {
 		key := tr.Ref.APIVersion + " " + desired.RefKey(tr.Ref)
 		if !seen[key] {
 			seen[key] = true
@@ -197,16 +266,16 @@ func discoversVariables(class *hubv1.ClusterClass) bool {
 // discoverVariables calls every external patch's DiscoverVariables handler. Failures of the
 // extensions, and definitions that are not valid, come back as messages for the condition; an
 // error means the API server could not be read (the activity retries).
-func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.ClusterClass) ([]variables.Discovered, []error, error) {
+func (a *Activities) discoverVariables(ctx context.Context, class *hubv1.ClusterClass) ([]variables.Discovered, []error, error) {
 	var out []variables.Discovered
 	var failed []error
 	rc := &runtimeext.Client{Kube: a.Kube}
 	for _, p := range class.Spec.Patches {
-		if p.External == nil || p.External.DiscoverVariablesExtension == nil {
+		if p.External == nil || p.External.DiscoverVariablesExtension == "" {
 			continue
 		}
 		var resp hooksv1.DiscoverVariablesResponse
-		err := rc.CallExtension(ctx, hooksv1.DiscoverVariables, *p.External.DiscoverVariablesExtension, class.Namespace,
+		err := rc.CallExtension(ctx, hooksv1.DiscoverVariables, p.External.DiscoverVariablesExtension, class.Namespace,
 			&hooksv1.DiscoverVariablesRequest{}, p.External.Settings, &resp)
 		switch {
 		case err != nil && !isExtensionError(err):
@@ -220,12 +289,26 @@ func (a *Activities) discoverVariables(ctx context.Context, class *clusterv1.Clu
 			failed = append(failed, fmt.Errorf("patch %s returned status %q with message %q", p.Name, resp.Status, resp.Message))
 			continue
 		}
-		if errs := validation.VariablesV1Beta1(resp.Variables, field.NewPath(p.Name, "variables")); len(errs) > 0 {
-			failed = append(failed, errs.ToAggregate())
+		d, err := discoveredOf(p.Name, resp.Variables)
+		if err != nil {
+			failed = append(failed, err)
 			continue
 		}
-		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(resp.Variables))
-		out = append(out, variables.Discovered{Patch: p.Name, Variables: adapt.ClusterClassVariablesToHub(resp.Variables)})
+		a.Log.InfoContext(ctx, "variables discovered", "clusterClass", class.Namespace+"/"+class.Name, "patch", p.Name, "variables", len(d.Variables))
+		out = append(out, d)
 	}
 	return out, failed, nil
+}
+
+// discoveredOf is a DiscoverVariables answer of patch on the hub (through model/api/conversion),
+// checked as Cluster API checks it (its paths: "<patch>.variables[...]").
+func discoveredOf(patch string, answered []clusterv1.ClusterClassVariable) (variables.Discovered, error) {
+	vars, err := conversion.ClusterClassVariablesToHub(answered)
+	if err != nil {
+		return variables.Discovered{}, fmt.Errorf("patch %s answered variables that do not convert to %s: %w", patch, hubv1.GroupVersion, err)
+	}
+	if errs := validation.Variables(vars, field.NewPath(patch, "variables")); len(errs) > 0 {
+		return variables.Discovered{}, errs.ToAggregate()
+	}
+	return variables.Discovered{Patch: patch, Variables: vars}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
 	"github.com/topoflow/topoflow/model/revision"
 )
 
@@ -25,9 +24,9 @@ func (a *Activities) HandBackRefusals(ctx context.Context, namespace string) ([]
 		if !revision.On(u.GetAnnotations()) {
 			continue
 		}
-		class := &clusterv1.ClusterClass{}
-		if err := a.Kube.Decode(u, class); err != nil {
-			return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		class, err := a.revisionClass(u)
+		if err != nil {
+			return nil, err
 		}
 		cr, err := a.readClassRevisions(ctx, class, u)
 		if err != nil {

@@ -14,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
+	"github.com/topoflow/topoflow/model/api/conversion"
 	rolloutv1 "github.com/topoflow/topoflow/model/api/rollout/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/revision"
 )
 
@@ -29,10 +30,10 @@ const ErrInvalidRevisions = "InvalidClassRevisions"
 // again.
 const recordAttempts = 5
 
-// classRevisions is what RecordClassRevisions works on: one opted-in class, its content now,
-// its trusted revisions and the Clusters of the class (name: annotations).
+// classRevisions is what RecordClassRevisions works on: one opted-in class (on the hub), its
+// content now, its trusted revisions and the Clusters of the class (name: annotations).
 type classRevisions struct {
-	class    *clusterv1.ClusterClass
+	class    *hubv1.ClusterClass
 	hash     string
 	content  revision.Content
 	existing []rolloutv1.ClusterClassRevision
@@ -61,12 +62,12 @@ func (a *Activities) RecordClassRevisions(ctx context.Context, ref ObjectRef) er
 	if err != nil {
 		return fmt.Errorf("reading ClusterClass %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	class := &clusterv1.ClusterClass{}
-	if err := a.Kube.Decode(u, class); err != nil {
-		return fmt.Errorf("reading ClusterClass %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	if !revision.On(class.Annotations) {
+	if !revision.On(u.GetAnnotations()) {
 		return nil
+	}
+	class, err := a.revisionClass(u)
+	if err != nil {
+		return err
 	}
 	if err := variablesCurrent(class); err != nil {
 		return err
@@ -105,20 +106,38 @@ func (a *Activities) RecordClassRevisions(ctx context.Context, ref ObjectRef) er
 // would be followed at once by another. Not only classes whose external patches discover
 // variables: the inline ones reach status.variables by the same status write
 // (ReconcileClusterClassStatus), which is an event that records the revision.
-func variablesCurrent(class *clusterv1.ClusterClass) error {
+func variablesCurrent(class *hubv1.ClusterClass) error {
 	if class.Status.ObservedGeneration >= class.Generation {
 		return nil
 	}
 	what := "its status"
-	if discoversVariables(adapt.ClusterClassToHub(class)) {
+	if discoversVariables(class) {
 		what = "variable discovery"
 	}
 	return fmt.Errorf("ClusterClass %s/%s: %s has not caught up with generation %d yet (status.observedGeneration %d): status.variables, which a revision records, may be stale",
 		class.Namespace, class.Name, what, class.Generation, class.Status.ObservedGeneration)
 }
 
-// readClassRevisions reads the class's content, its revisions and its Clusters.
-func (a *Activities) readClassRevisions(ctx context.Context, class *clusterv1.ClusterClass, u *unstructured.Unstructured) (*classRevisions, error) {
+// revisionClass is a ClusterClass read in v1beta1 (u) on the hub (through model/api/conversion),
+// which the decisions read. A revision records the class as read in v1beta1 (revision.ContentOf
+// of u), as it always has: the hash of a class's content must not change with the version the
+// worker computes on (a new revision of every opted-in class, a hand-back refused), and recorded
+// revisions are read in either version (pinnedClassOf).
+func (a *Activities) revisionClass(u *unstructured.Unstructured) (*hubv1.ClusterClass, error) {
+	v1beta1Class := &clusterv1.ClusterClass{}
+	if err := a.Kube.Decode(u, v1beta1Class); err != nil {
+		return nil, fmt.Errorf("reading ClusterClass %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	class, err := conversion.ClusterClassToHub(v1beta1Class)
+	if err != nil {
+		return nil, fmt.Errorf("reading ClusterClass %s/%s as %s: %w", u.GetNamespace(), u.GetName(), hubv1.GroupVersion, err)
+	}
+	return class, nil
+}
+
+// readClassRevisions reads the class's content (u: the class as read in v1beta1), its revisions
+// and its Clusters.
+func (a *Activities) readClassRevisions(ctx context.Context, class *hubv1.ClusterClass, u *unstructured.Unstructured) (*classRevisions, error) {
 	templates, err := a.revisionTemplates(ctx, class)
 	if err != nil {
 		return nil, err
@@ -139,7 +158,7 @@ func (a *Activities) readClassRevisions(ctx context.Context, class *clusterv1.Cl
 // revisionTemplates reads every template the class references from the API server: a revision
 // must hold the template as it is now, an edit in place included. A missing one is an error
 // (retried: the template may be on its way).
-func (a *Activities) revisionTemplates(ctx context.Context, class *clusterv1.ClusterClass) ([]*unstructured.Unstructured, error) {
+func (a *Activities) revisionTemplates(ctx context.Context, class *hubv1.ClusterClass) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, tr := range distinctTemplateRefs(class) {
 		ns := tr.Ref.Namespace // the class's (desired.TemplateRefs)

@@ -4,18 +4,18 @@ import (
 	"strings"
 	"testing"
 
-	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 )
 
 // TestVariablesCurrent: a revision waits for the class's status of its generation, whether its
 // variables are inline or discovered; the error says which.
 func TestVariablesCurrent(t *testing.T) {
-	discovering := []clusterv1.ClusterClassPatch{{Name: "ext", External: &clusterv1.ExternalPatchDefinition{DiscoverVariablesExtension: ptr("discover.ext")}}}
+	discovering := []hubv1.ClusterClassPatch{{Name: "ext", External: &hubv1.ExternalPatchDefinition{DiscoverVariablesExtension: "discover.ext"}}}
 	cases := []struct {
 		name          string
 		generation    int64
 		observed      int64
-		patches       []clusterv1.ClusterClassPatch
+		patches       []hubv1.ClusterClassPatch
 		wantErrSaying string
 	}{
 		{"current", 3, 3, nil, ""},
@@ -24,7 +24,7 @@ func TestVariablesCurrent(t *testing.T) {
 		{"discovery behind", 4, 3, discovering, "variable discovery has not caught up with generation 4"},
 	}
 	for _, c := range cases {
-		class := &clusterv1.ClusterClass{}
+		class := &hubv1.ClusterClass{}
 		class.Namespace, class.Name, class.Generation = "ns", "qs", c.generation
 		class.Status.ObservedGeneration = c.observed
 		class.Spec.Patches = c.patches

@@ -28,9 +28,10 @@ import (
 
 	"github.com/topoflow/topoflow/internal/kube"
 	"github.com/topoflow/topoflow/model/api/conversion"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/status"
 )
 
@@ -434,7 +435,7 @@ func (c *Client) writeStatus(ctx context.Context, cfg *runtimev1.ExtensionConfig
 		}
 		handlers = append(handlers, m)
 	}
-	cfg.Status.Conditions = adapt.ConditionsFromHub(status.Merge(adapt.ConditionsToHub(cfg.Status.Conditions), []status.Condition{cond}, time.Now()))
+	cfg.Status.Conditions = mergeConditions(cfg.Status.Conditions, cond, time.Now())
 	js, err := json.Marshal(cfg.Status.Conditions)
 	if err != nil {
 		return err
@@ -452,6 +453,24 @@ func (c *Client) writeStatus(ctx context.Context, cfg *runtimev1.ExtensionConfig
 		return fmt.Errorf("recording the discovery of ExtensionConfig %s: %w", cfg.Name, err)
 	}
 	return nil
+}
+
+// mergeConditions sets cond on an ExtensionConfig's conditions (status.Merge). They are v1beta1
+// conditions of a runtime.cluster.x-k8s.io/v1alpha1 object: no API version is converted, the
+// same condition only changes Go type to model/status's and back.
+func mergeConditions(current clusterv1.Conditions, cond status.Condition, now time.Time) clusterv1.Conditions {
+	var in hubv1.V1Beta1Conditions
+	for _, c := range current {
+		in = append(in, hubv1.V1Beta1Condition{Type: string(c.Type), Status: c.Status, Severity: string(c.Severity),
+			LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message})
+	}
+	merged := status.Merge(in, []status.Condition{cond}, now)
+	out := make(clusterv1.Conditions, len(merged))
+	for i, c := range merged {
+		out[i] = clusterv1.Condition{Type: clusterv1.ConditionType(c.Type), Status: c.Status, Severity: clusterv1.ConditionSeverity(c.Severity),
+			LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message}
+	}
+	return out
 }
 
 // MaxAnswerBytes bounds what is read of an extension's answer (20 MiB, as Cluster API v1.14's

@@ -17,6 +17,8 @@ import (
 
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
+	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	"github.com/topoflow/topoflow/model/status"
 	"github.com/topoflow/topoflow/tests/extension"
 )
 
@@ -270,4 +272,24 @@ func TestNoRedirectsAndBoundedAnswer(t *testing.T) {
 		})
 	}
 	assert.Zero(t, reached.Load(), "the redirect's target was never called")
+}
+
+// TestMergeConditions: the Discovered condition is set on an ExtensionConfig's v1beta1 conditions
+// as model/status merges them: its transition time kept while its status stays, the others kept.
+func TestMergeConditions(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	now := time.Date(2026, 11, 28, 1, 2, 3, 400_000_000, time.UTC)
+	current := clusterv1.Conditions{
+		{Type: "Other", Status: "False", Severity: "Warning", Reason: "Why", Message: "kept", LastTransitionTime: t0},
+		{Type: runtimev1.DiscoveredCondition, Status: "True", LastTransitionTime: t0},
+	}
+	failed := status.False(string(runtimev1.DiscoveredCondition), runtimev1.DiscoveryFailedReason, status.SeverityError, "Error in discovery: boom")
+	got := mergeConditions(current, failed, now)
+	assert.Equal(t, clusterv1.Conditions{
+		{Type: runtimev1.DiscoveredCondition, Status: "False", Severity: "Error", Reason: runtimev1.DiscoveryFailedReason, Message: "Error in discovery: boom",
+			LastTransitionTime: metav1.NewTime(now.Truncate(time.Second))},
+		current[0],
+	}, got)
+	assert.Equal(t, t0, mergeConditions(current, status.True(string(runtimev1.DiscoveredCondition)), now)[1].LastTransitionTime, "the status stays")
+	assert.Len(t, mergeConditions(nil, failed, now), 1)
 }

@@ -11,20 +11,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion/adapt"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
+	hubv1 "github.com/topoflow/topoflow/model/api/v1beta2"
 	"github.com/topoflow/topoflow/model/desired"
 	"github.com/topoflow/topoflow/tests/extension"
 )
 
 // TestClusterClassStatus: a ClusterClass gets its effective variables in status.variables, the
-// VariablesReconciled condition and its observed generation; a change is reflected.
+// VariablesReady condition (VariablesReconciled read in v1beta1) and its observed generation; a
+// change is reflected.
 func TestClusterClassStatus(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.applyFile(classFile)
@@ -44,10 +46,23 @@ func TestClusterClassStatus(t *testing.T) {
 	cond := class.Status.Conditions.Get("VariablesReconciled")
 	require.NotNil(t, cond)
 	assert.Equal(t, corev1.ConditionTrue, cond.Status)
+	// The same status on the hub, as Cluster API v1.14's ClusterClass controller writes it.
+	var hub hubv1.ClusterClass
+	require.NoError(t, kc.GetTyped(e.ctx, kube.ClusterClasses, e.ns, "quick-start", &hub))
+	ready := meta.FindStatusCondition(hub.Status.Conditions, "VariablesReady")
+	require.NotNil(t, ready, "%+v", hub.Status)
+	assert.Equal(t, metav1.ConditionTrue, ready.Status)
+	assert.Equal(t, "VariablesReady", ready.Reason)
+	assert.Equal(t, hub.Generation, ready.ObservedGeneration)
+	require.NotNil(t, hub.Status.Deprecated)
+	require.NotNil(t, hub.Status.Deprecated.V1Beta1)
+	require.Len(t, hub.Status.Deprecated.V1Beta1.Conditions, 1)
+	assert.Equal(t, "VariablesReconciled", hub.Status.Deprecated.V1Beta1.Conditions[0].Type)
+	require.Len(t, hub.Status.Variables, 3)
 
 	// The class owns every template it references (Cluster API's ClusterClass controller,
 	// reconcileExternalReferences), the other owners kept.
-	for _, tr := range desired.TemplateRefs(adapt.ClusterClassToHub(&class)) {
+	for _, tr := range desired.TemplateRefs(&hub) {
 		u := e.get(tr.Ref)
 		owners := map[string]string{}
 		for _, o := range u.GetOwnerReferences() {

@@ -14,8 +14,8 @@ import (
 // The typed entry points: a value of topoflow's v1beta1 types (model/api/v1beta1) as its hub type
 // (model/api/v1beta2) and back, through the same conversion as an object read or written across
 // versions (ToV1Beta2, ToV1Beta1), for the edges that hold typed v1beta1 values: the admission
-// webhooks' requests on a server that serves only v1beta1, and the ClusterClass status written
-// there.
+// webhooks' requests on a server that serves only v1beta1, the ClusterClass revisions (recorded
+// as read in v1beta1) and the Runtime Extensions' DiscoverVariables answers.
 
 // ClusterToHub is a v1beta1 Cluster as Cluster API v1.11+ holds it (nil is nil). The error is a
 // reference whose apiVersion does not parse, as Cluster API's conversion refuses it.
@@ -36,6 +36,20 @@ func ClusterClassToHub(in *v1beta1.ClusterClass) (*v1beta2.ClusterClass, error) 
 	return out, typedToHub(in, "ClusterClass", out)
 }
 
+// ClusterClassVariablesToHub are v1beta1 variable definitions (a ClusterClass's spec.variables, a
+// DiscoverVariables answer, which the hooks types read as v1beta1 ones) as the hub holds them:
+// converted as part of a v1beta1 ClusterClass (nil is nil).
+func ClusterClassVariablesToHub(in []v1beta1.ClusterClassVariable) ([]v1beta2.ClusterClassVariable, error) {
+	if in == nil {
+		return nil, nil
+	}
+	hub, err := ClusterClassToHub(&v1beta1.ClusterClass{Spec: v1beta1.ClusterClassSpec{Variables: in}})
+	if err != nil {
+		return nil, fmt.Errorf("variable definitions: %w", err)
+	}
+	return hub.Spec.Variables, nil
+}
+
 // MachineDeploymentToHub is a v1beta1 MachineDeployment as Cluster API v1.11+ holds it (nil is nil).
 func MachineDeploymentToHub(in *v1beta1.MachineDeployment) (*v1beta2.MachineDeployment, error) {
 	if in == nil {
@@ -54,17 +68,6 @@ func ClusterVariablesToHub(in []v1beta1.ClusterVariable) ([]v1beta2.ClusterVaria
 		return nil, fmt.Errorf("variable values: %w", err)
 	}
 	return hub.Spec.Topology.Variables, nil
-}
-
-// ClusterClassVariablesToHub is v1beta1 variable definitions (a ClusterClass's spec.variables, a
-// Runtime Extension's discovered ones) as Cluster API v1.11+ holds them: converted as part of a
-// ClusterClass.
-func ClusterClassVariablesToHub(in []v1beta1.ClusterClassVariable) ([]v1beta2.ClusterClassVariable, error) {
-	hub, err := ClusterClassToHub(&v1beta1.ClusterClass{Spec: v1beta1.ClusterClassSpec{Variables: in}})
-	if err != nil {
-		return nil, fmt.Errorf("variable definitions: %w", err)
-	}
-	return hub.Spec.Variables, nil
 }
 
 // ClusterFromHub is a hub Cluster as a v1beta1 client reads it, without conversion data;

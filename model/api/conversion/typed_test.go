@@ -127,3 +127,34 @@ func TestTypedVariablesToHub(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hubClass.Spec.Variables, hubDefs, "as in the class")
 }
+
+// TestTypedClusterClassVariablesToHub: v1beta1 variable definitions (a DiscoverVariables answer)
+// convert as a class's spec.variables do: required a pointer, always set; the metadata under
+// deprecatedV1Beta1Metadata; a schema flag true where it was true, unset where it was false.
+func TestTypedClusterClassVariablesToHub(t *testing.T) {
+	in := []v1beta1.ClusterClassVariable{
+		{Name: "tag", Metadata: v1beta1.ClusterClassVariableMetadata{Labels: map[string]string{"team": "nodes"}},
+			Schema: v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"v1"`)}}}},
+		{Name: "cfg", Required: true, Schema: v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: true,
+			Properties: map[string]v1beta1.JSONSchemaProps{"n": {Type: "integer", Minimum: ptrTo(int64(1))}}}}},
+	}
+	out, err := ClusterClassVariablesToHub(in)
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	assert.Equal(t, "tag", out[0].Name)
+	assert.Equal(t, ptrTo(false), out[0].Required)
+	assert.Equal(t, v1beta2.ClusterClassVariableMetadata{Labels: map[string]string{"team": "nodes"}}, out[0].DeprecatedV1Beta1Metadata)
+	assert.JSONEq(t, `"v1"`, string(out[0].Schema.OpenAPIV3Schema.Default.Raw))
+	assert.Nil(t, out[0].Schema.OpenAPIV3Schema.XPreserveUnknownFields)
+	assert.Equal(t, ptrTo(true), out[1].Required)
+	assert.Equal(t, ptrTo(true), out[1].Schema.OpenAPIV3Schema.XPreserveUnknownFields)
+	assert.Equal(t, ptrTo(int64(1)), out[1].Schema.OpenAPIV3Schema.Properties["n"].Minimum)
+
+	class, err := ClusterClassToHub(&v1beta1.ClusterClass{Spec: v1beta1.ClusterClassSpec{Variables: in}})
+	require.NoError(t, err)
+	assert.Equal(t, class.Spec.Variables, out, "as the class's own")
+
+	none, err := ClusterClassVariablesToHub(nil)
+	require.NoError(t, err)
+	assert.Nil(t, none)
+}
