@@ -161,7 +161,7 @@ var classStatusCases = []classStatusCase{
 // v1beta1 (conversion.ToV1Beta1 of the status apply, as the worker's client sends it to a server
 // that serves only v1beta1), is what it wrote in v1beta1 before for the same class and answers
 // (testdata/classstatus-v1beta1-before.json: recorded from ReconcileClusterClassStatus as it
-// was at 40e459f, on adapt, with the same clock), with one field more: status.v1beta2.conditions, where a
+// was at 40e459f, with the same clock), with one field more: status.v1beta2.conditions, where a
 // v1beta1 client reads the VariablesReady condition Cluster API v1.14 writes. The apply stays
 // partial: no spec, no other metadata.
 func TestClassStatusAsBefore(t *testing.T) {
