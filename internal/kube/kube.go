@@ -98,6 +98,8 @@ type Client struct {
 	schemas *schemas
 	// served holds, by resource, the version requests for a modelled resource go to (see wire).
 	served sync.Map
+	// converted remembers the conversions of cached copies read across versions (see reading).
+	converted conversions
 }
 
 // UseCache makes the client read through informers that run until ctx ends, and skip applies

@@ -7,12 +7,12 @@ import (
 	"io"
 	"maps"
 	"sync"
-	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // packed is how the cache's informers hold an object: its JSON, compressed, beside the few
@@ -30,18 +30,6 @@ type packed struct {
 	meta metav1.ObjectMeta
 	// raw is the object's JSON, DEFLATE-compressed (see compress).
 	raw []byte
-	// asked is the object in the other API version of a modelled kind (see Client.fromWire),
-	// packed on the first read that asked for it: every pass reads its Cluster and the
-	// Cluster's pools and health checks, on a server that serves only v1beta1 as v1beta2, and
-	// inflating a packed copy costs a fraction of converting. nil until then, or when the
-	// conversion failed (each read then converts, and reports the error).
-	asked atomic.Pointer[convertedPack]
-}
-
-// convertedPack is a packed object's conversion to apiVersion.
-type convertedPack struct {
-	apiVersion string
-	p          *packed
 }
 
 // reading is how a read turns a stored object into the version its caller asked for: nil
@@ -49,6 +37,57 @@ type convertedPack struct {
 type reading struct {
 	apiVersion string
 	convert    func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
+	// converted remembers recent conversions (nil: none).
+	converted *conversions
+}
+
+// conversions remembers, packed, the conversions of the cached copies read most recently in the
+// other API version of a modelled kind (see Client.fromWire): on a server that serves only
+// v1beta1, every pass reads its Cluster's class, pools and health checks as v1beta2, and
+// inflating a packed copy costs a fraction of converting. Bounded: two generations of at most
+// maxConversions each, the older dropped when the newer fills (a fleet's passes in flight read
+// far fewer objects than that; a copy no pass reads is not kept for the fleet's lifetime).
+type conversions struct {
+	mu        sync.Mutex
+	cur, prev map[conversionKey]*packed
+}
+
+// conversionKey is one object at one resourceVersion (what a packed copy holds: never changed)
+// and the version it was converted to. Not the packed copy itself: the informer's and the
+// worker's copies of a resourceVersion are the same object, and a key must not keep a copy the
+// informer has replaced.
+type conversionKey struct {
+	uid             types.UID
+	resourceVersion string
+	apiVersion      string
+}
+
+const maxConversions = 1024
+
+func (c *conversions) get(k conversionKey) *packed {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[k]; ok {
+		return v
+	}
+	if v, ok := c.prev[k]; ok {
+		c.putLocked(k, v)
+		return v
+	}
+	return nil
+}
+
+func (c *conversions) put(k conversionKey, v *packed) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(k, v)
+}
+
+func (c *conversions) putLocked(k conversionKey, v *packed) {
+	if c.cur == nil || len(c.cur) >= maxConversions {
+		c.prev, c.cur = c.cur, make(map[conversionKey]*packed, maxConversions)
+	}
+	c.cur[k] = v
 }
 
 var _ runtime.Object = (*packed)(nil)
@@ -79,24 +118,28 @@ func (p *packed) unpack() (*unstructured.Unstructured, error) {
 }
 
 // unpackAs decodes a fresh copy of the object in the version r asks for (nil: as stored),
-// converting it only on the first such read of this packed copy.
+// converting it unless r remembers the conversion of this packed copy.
 func (p *packed) unpackAs(r *reading) (*unstructured.Unstructured, error) {
 	if r == nil {
 		return p.unpack()
 	}
-	if c := p.asked.Load(); c != nil && c.apiVersion == r.apiVersion {
-		return c.p.unpack()
+	k := conversionKey{uid: p.meta.UID, resourceVersion: p.meta.ResourceVersion, apiVersion: r.apiVersion}
+	remember := r.converted != nil && k.uid != "" && k.resourceVersion != ""
+	if remember {
+		if c := r.converted.get(k); c != nil {
+			return c.unpack()
+		}
 	}
 	u, err := p.unpack()
 	if err != nil {
 		return nil, err
 	}
 	out, err := r.convert(u)
-	if err != nil || out == u {
+	if err != nil || out == u || !remember {
 		return out, err
 	}
 	if c, err := packJSON(out); err == nil {
-		p.asked.Store(&convertedPack{apiVersion: r.apiVersion, p: c})
+		r.converted.put(k, c)
 	}
 	return out, nil
 }

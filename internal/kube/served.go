@@ -126,12 +126,12 @@ func (c *Client) fromWire(asked schema.GroupVersionResource, u *unstructured.Uns
 }
 
 // reading is how a cached read of wire (see Client.wire) gives the version asked: fromWire,
-// once per cached copy (see packed.unpackAs); nil when the two are the same.
+// remembered for the copies read most recently (see conversions); nil when the two are the same.
 func (c *Client) reading(asked, wire schema.GroupVersionResource) *reading {
 	if asked.GroupVersion() == wire.GroupVersion() {
 		return nil
 	}
-	return &reading{apiVersion: asked.GroupVersion().String(), convert: func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return &reading{apiVersion: asked.GroupVersion().String(), converted: &c.converted, convert: func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return c.fromWire(asked, u)
 	}}
 }

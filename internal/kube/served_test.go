@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -266,21 +267,21 @@ func TestPatchToWire(t *testing.T) {
 }
 
 // TestCachedReadConvertsOnce: a cached object read in the other version is converted on the
-// first read of that cached copy (every pass reads its class, Cluster, pools and health checks);
+// first read of that cached copy, not again while it is among the copies read most recently (every pass reads its class, Cluster, pools and health checks);
 // each read gets its own copy; a newer copy is converted again; a read in the stored version
 // is not converted.
 func TestCachedReadConvertsOnce(t *testing.T) {
 	c := servedAs("v1beta1")
 	class := func(rv, region string) *packed {
-		return packOf(t, object(t, `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"cc","namespace":"ns","resourceVersion":"`+rv+`"},`+
+		return packOf(t, object(t, `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"ClusterClass","metadata":{"name":"cc","namespace":"ns","uid":"u1","resourceVersion":"`+rv+`"},`+
 			`"spec":{"variables":[{"name":"region","required":true,"schema":{"openAPIV3Schema":{"type":"string","default":"`+region+`"}}}]}}`), nil)
 	}
-	conversions := 0
+	converts := 0
 	r := c.reading(ClusterClasses, c.wire(ClusterClasses))
 	require.NotNil(t, r, "the server serves v1beta1 only: a v1beta2 read converts")
 	counted := *r
 	counted.convert = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		conversions++
+		converts++
 		return r.convert(u)
 	}
 	stored := class("1", "eu")
@@ -290,7 +291,7 @@ func TestCachedReadConvertsOnce(t *testing.T) {
 	first.SetLabels(map[string]string{"changed": "by the caller"})
 	second, err := stored.unpackAs(&counted)
 	require.NoError(t, err)
-	assert.Equal(t, 1, conversions, "the second read of the same cached copy is not converted again")
+	assert.Equal(t, 1, converts, "the second read of the same cached copy is not converted again")
 	assert.Equal(t, jsonOf(t, withoutLabels(first)), jsonOf(t, second), "the same object as the first read")
 	assert.Empty(t, second.GetLabels(), "a copy: the caller's change stays its own")
 	asStored, err := stored.unpackAs(nil)
@@ -299,7 +300,7 @@ func TestCachedReadConvertsOnce(t *testing.T) {
 
 	newer, err := class("2", "us").unpackAs(&counted)
 	require.NoError(t, err)
-	assert.Equal(t, 2, conversions, "a newer copy is converted")
+	assert.Equal(t, 2, converts, "a newer copy is converted")
 	assert.Contains(t, jsonOf(t, newer), `"default":"us"`)
 	assert.Nil(t, c.reading(V1Beta1ClusterClasses, c.wire(V1Beta1ClusterClasses)), "asked as served: nothing to convert")
 }
@@ -308,4 +309,25 @@ func withoutLabels(u *unstructured.Unstructured) *unstructured.Unstructured {
 	u = u.DeepCopy()
 	u.SetLabels(nil)
 	return u
+}
+
+// TestConversionsBounded: the remembered conversions are the most recently read ones: one read
+// again stays while others come, one not read again goes after two generations of others.
+func TestConversionsBounded(t *testing.T) {
+	var c conversions
+	key := func(i int) conversionKey {
+		return conversionKey{uid: "u", resourceVersion: fmt.Sprint(i), apiVersion: "v1beta2"}
+	}
+	kept, dropped := key(-1), key(-2)
+	c.put(kept, &packed{})
+	c.put(dropped, &packed{})
+	for i := range 3 * maxConversions {
+		c.put(key(i), &packed{})
+		if i%(maxConversions/2) == 0 {
+			assert.NotNil(t, c.get(kept), "read again: kept (after %d others)", i)
+		}
+	}
+	assert.NotNil(t, c.get(kept))
+	assert.Nil(t, c.get(dropped), "not read again: gone")
+	assert.LessOrEqual(t, len(c.cur)+len(c.prev), 2*maxConversions)
 }
