@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -262,4 +263,48 @@ func variablesOf(st map[string]any) []map[string]any {
 		out = append(out, v.(map[string]any))
 	}
 	return out
+}
+
+// TestClassOwned_reconcileExternal: a template of the class gets the class as owner as Cluster
+// API v1.14.2's ClusterClass controller sets it (core/reconcilers/clusterclass reconcileExternal:
+// util.HasExactOwnerRef with a cluster.x-k8s.io/v1beta2 reference, else
+// controllerutil.SetOwnerReference, which replaces a reference to the same group, kind and name),
+// in the version the API server serves ClusterClasses in.
+func TestClassOwned_reconcileExternal(t *testing.T) {
+	class := &hubv1.ClusterClass{}
+	class.Name, class.UID = "quick-start", "uid-1"
+	want := metav1.OwnerReference{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "ClusterClass", Name: "quick-start", UID: "uid-1"}
+	other := metav1.OwnerReference{APIVersion: "example.io/v1", Kind: "Thing", Name: "x", UID: "uid-9"}
+	yes := true
+	tests := []struct {
+		name        string
+		owners      []metav1.OwnerReference
+		wantOwners  []metav1.OwnerReference
+		wantChanged bool
+	}{
+		{"none: added", nil, []metav1.OwnerReference{want}, true},
+		{"other owners kept, the class added", []metav1.OwnerReference{other}, []metav1.OwnerReference{other, want}, true},
+		{"already exactly: unchanged", []metav1.OwnerReference{other, want}, []metav1.OwnerReference{other, want}, false},
+		{"a v1beta1 reference is replaced", []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "ClusterClass", Name: "quick-start", UID: "uid-1"}, other},
+			[]metav1.OwnerReference{want, other}, true},
+		{"a class of the same name recreated (new uid) is replaced", []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "ClusterClass", Name: "quick-start", UID: "old"}},
+			[]metav1.OwnerReference{want}, true},
+		{"as controller it is not exact: replaced by the plain reference", []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "ClusterClass", Name: "quick-start", UID: "uid-1", Controller: &yes}},
+			[]metav1.OwnerReference{want}, true},
+		{"another class is another owner", []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "ClusterClass", Name: "other", UID: "uid-2"}},
+			[]metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "ClusterClass", Name: "other", UID: "uid-2"}, want}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := slices.Clone(tc.owners)
+			got, changed := classOwned(tc.owners, class, "cluster.x-k8s.io/v1beta2")
+			assert.Equal(t, tc.wantOwners, got)
+			assert.Equal(t, tc.wantChanged, changed)
+			assert.Equal(t, before, tc.owners, "the template's references are not changed in place")
+		})
+	}
+	// Where only v1beta1 is served, the reference is v1beta1 (and a v1beta2 one is replaced).
+	got, changed := classOwned([]metav1.OwnerReference{want}, class, "cluster.x-k8s.io/v1beta1")
+	assert.True(t, changed)
+	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "ClusterClass", Name: "quick-start", UID: "uid-1"}}, got)
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -218,11 +219,10 @@ func (a *Activities) ownTemplates(ctx context.Context, class *hubv1.ClusterClass
 		if err != nil {
 			return fmt.Errorf("reading template %s %s of ClusterClass %s/%s: %w", tr.Ref.Kind, tr.Ref.Name, class.Namespace, class.Name, err)
 		}
-		owners := t.GetOwnerReferences()
-		if slices.ContainsFunc(owners, func(o metav1.OwnerReference) bool { return o.UID == class.UID }) {
+		owners, changed := classOwned(t.GetOwnerReferences(), class, a.servedVersion("ClusterClass"))
+		if !changed {
 			continue
 		}
-		owners = append(owners, metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "ClusterClass", Name: class.Name, UID: class.UID})
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": t.GetResourceVersion(), "ownerReferences": owners}})
 		if err != nil {
 			return err
@@ -236,6 +236,31 @@ func (a *Activities) ownTemplates(ctx context.Context, class *hubv1.ClusterClass
 		}
 	}
 	return nil
+}
+
+// classOwned is a template's owner references with the class among them as Cluster API v1.14's
+// ClusterClass controller sets it (reconcileExternal): unchanged when they hold exactly a
+// reference to the class in apiVersion (not as controller), else with that reference in place of
+// the first one to the same group, kind and name (one in the other version included), or added
+// (controllerutil.SetOwnerReference); changed says whether they differ from owners. apiVersion
+// is the version the API server serves ClusterClasses in (cluster.x-k8s.io/v1beta2 beside
+// Cluster API v1.11+, which writes that version; v1beta1 where only it is served, so the garbage
+// collector can resolve the owner).
+func classOwned(owners []metav1.OwnerReference, class *hubv1.ClusterClass, apiVersion string) ([]metav1.OwnerReference, bool) {
+	want := metav1.OwnerReference{APIVersion: apiVersion, Kind: "ClusterClass", Name: class.Name, UID: class.UID}
+	if slices.ContainsFunc(owners, func(o metav1.OwnerReference) bool {
+		return o.APIVersion == want.APIVersion && o.Kind == want.Kind && o.Name == want.Name && o.UID == want.UID && (o.Controller == nil || !*o.Controller)
+	}) {
+		return owners, false
+	}
+	out := slices.Clone(owners)
+	for i, o := range out {
+		if gv, err := schema.ParseGroupVersion(o.APIVersion); err == nil && gv.Group == hubv1.GroupVersion.Group && o.Kind == want.Kind && o.Name == want.Name {
+			out[i] = want
+			return out, true
+		}
+	}
+	return append(out, want), true
 }
 
 // distinctTemplateRefs are the templates a class references (desired.TemplateRefs), each once
