@@ -18,7 +18,6 @@ import (
 
 	"github.com/topoflow/topoflow/activities/runtimeext"
 	"github.com/topoflow/topoflow/internal/kube"
-	"github.com/topoflow/topoflow/model/api/conversion"
 	hooksv1 "github.com/topoflow/topoflow/model/api/hooks/v1alpha1"
 	runtimev1 "github.com/topoflow/topoflow/model/api/runtime/v1alpha1"
 	clusterv1 "github.com/topoflow/topoflow/model/api/v1beta1"
@@ -207,9 +206,7 @@ func conflictsSet(vs []hubv1.ClusterClassStatusVariable) []hubv1.ClusterClassSta
 // class. A template that does not exist yet is skipped (the Clusters of the class report it); the
 // next change of the class tries again. The owner references go in a merge patch carrying the
 // resourceVersion read, so a concurrent change to the list fails and the activity reads again.
-// The reference names the class in v1beta1, as topoflow always has (every Cluster API version it
-// runs beside serves v1beta1; Cluster API v1.14 names v1beta2): an owner of the class's UID is
-// left as it is, in either version.
+// The reference is the one Cluster API v1.14 sets (classOwned).
 func (a *Activities) ownTemplates(ctx context.Context, class *hubv1.ClusterClass) error {
 	for _, tr := range distinctTemplateRefs(class) {
 		t, err := a.Kube.GetRef(ctx, tr.Ref, class.Namespace)
@@ -325,14 +322,11 @@ func (a *Activities) discoverVariables(ctx context.Context, class *hubv1.Cluster
 	return out, failed, nil
 }
 
-// discoveredOf is a DiscoverVariables answer of patch on the hub (through model/api/conversion),
-// checked as Cluster API checks it (its paths: "<patch>.variables[...]").
+// discoveredOf is a DiscoverVariables answer of patch on the hub, checked as Cluster API checks it
+// (its paths: "<patch>.variables[...]").
 func discoveredOf(patch string, answered []clusterv1.ClusterClassVariable) (variables.Discovered, error) {
-	vars, err := conversion.ClusterClassVariablesToHub(answered)
-	if err != nil {
-		return variables.Discovered{}, fmt.Errorf("patch %s answered variables that do not convert to %s: %w", patch, hubv1.GroupVersion, err)
-	}
-	if errs := validation.Variables(vars, field.NewPath(patch, "variables")); len(errs) > 0 {
+	vars, errs := validation.VariablesV1Beta1(answered, field.NewPath(patch, "variables"))
+	if len(errs) > 0 {
 		return variables.Discovered{}, errs.ToAggregate()
 	}
 	return variables.Discovered{Patch: patch, Variables: vars}, nil

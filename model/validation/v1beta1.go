@@ -69,13 +69,17 @@ func ClusterClassV1Beta1(class, old *v1beta1.ClusterClass, clusters []v1beta1.Cl
 	return append(ClusterClass(hub, hubOld, hubClusters), only...)
 }
 
-// VariablesV1Beta1 is Variables of v1beta1 definitions.
-func VariablesV1Beta1(vs []v1beta1.ClusterClassVariable, p *field.Path) field.ErrorList {
+// VariablesV1Beta1 is Variables of v1beta1 definitions (a DiscoverVariables answer), and the
+// definitions on the hub when they are valid.
+func VariablesV1Beta1(vs []v1beta1.ClusterClassVariable, p *field.Path) ([]clusterv1.ClusterClassVariable, field.ErrorList) {
 	hub, err := conversion.ClusterClassVariablesToHub(vs)
 	if err != nil {
-		return field.ErrorList{unconverted(p, err)}
+		return nil, field.ErrorList{unconverted(p, err)}
 	}
-	return Variables(hub, p)
+	if errs := Variables(hub, p); len(errs) > 0 {
+		return nil, errs
+	}
+	return hub, nil
 }
 
 // VersionAgainstRunningV1Beta1 is VersionAgainstRunning of v1beta1 Clusters.

@@ -125,9 +125,9 @@ func TestV1Beta1Unconverted(t *testing.T) {
 	one(VersionAgainstRunningV1Beta1(badCluster, c, upgrade.Input{}), invalid)
 	one(ClusterV1Beta1(c, badCluster, class, nil), "spec: Internal error: the stored Cluster: ")
 	one(VersionAgainstRunningV1Beta1(c, badCluster, upgrade.Input{}), "spec: Internal error: the stored Cluster: ")
-	one(VariablesV1Beta1([]v1beta1.ClusterClassVariable{{Name: "tag", Schema: v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{
-		Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`{`)}}}}}, field.NewPath("lb", "variables")),
-		"lb.variables: Invalid value: does not convert to v1beta2: ")
+	_, errs := VariablesV1Beta1([]v1beta1.ClusterClassVariable{{Name: "tag", Schema: v1beta1.VariableSchema{OpenAPIV3Schema: v1beta1.JSONSchemaProps{
+		Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`{`)}}}}}, field.NewPath("lb", "variables"))
+	one(errs, "lb.variables: Invalid value: does not convert to v1beta2: ")
 
 	badRef := c.DeepCopy()
 	badRef.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "a/b/c", Kind: "SimCluster", Name: "x"}
@@ -748,7 +748,11 @@ func variablesFixtures(t *testing.T) []v1beta1Fixture {
 	fixture := func(name string, refused bool, vs []v1beta1.ClusterClassVariable) v1beta1Fixture {
 		hub, err := conversion.ClusterClassVariablesToHub(vs)
 		require.NoError(t, err)
-		return v1beta1Fixture{"variables/" + name, refused, VariablesV1Beta1(vs, p), Variables(hub, p)}
+		valid, errs := VariablesV1Beta1(vs, p)
+		if len(errs) == 0 {
+			assert.Equal(t, hub, valid, "the valid definitions, on the hub")
+		}
+		return v1beta1Fixture{"variables/" + name, refused, errs, Variables(hub, p)}
 	}
 	return []v1beta1Fixture{
 		fixture("builtin", true, []v1beta1.ClusterClassVariable{
