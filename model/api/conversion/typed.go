@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	capiv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 
 	"github.com/topoflow/topoflow/model/api/v1beta1"
@@ -12,28 +11,25 @@ import (
 )
 
 // The typed entry points: a value of topoflow's v1beta1 types (model/api/v1beta1) as its hub type
-// (model/api/v1beta2) and back, through the same conversion as an object read or written across
-// versions (ToV1Beta2, ToV1Beta1), for the edges that hold typed v1beta1 values: the admission
+// (model/api/v1beta2), through the same conversion as an object read across versions
+// (ToV1Beta2), for the edges that hold typed v1beta1 values: the admission
 // webhooks' requests on a server that serves only v1beta1, the ClusterClass revisions (recorded
 // as read in v1beta1) and the Runtime Extensions' DiscoverVariables answers.
 
 // ClusterToHub is a v1beta1 Cluster as Cluster API v1.11+ holds it (nil is nil). The error is a
 // reference whose apiVersion does not parse, as Cluster API's conversion refuses it.
 func ClusterToHub(in *v1beta1.Cluster) (*v1beta2.Cluster, error) {
-	if in == nil {
-		return nil, nil
-	}
-	out := &v1beta2.Cluster{}
-	return out, typedToHub(in, "Cluster", out)
+	return toHub[v1beta2.Cluster](in, "Cluster")
 }
 
 // ClusterClassToHub is a v1beta1 ClusterClass as Cluster API v1.11+ holds it (nil is nil).
 func ClusterClassToHub(in *v1beta1.ClusterClass) (*v1beta2.ClusterClass, error) {
-	if in == nil {
-		return nil, nil
-	}
-	out := &v1beta2.ClusterClass{}
-	return out, typedToHub(in, "ClusterClass", out)
+	return toHub[v1beta2.ClusterClass](in, "ClusterClass")
+}
+
+// MachineDeploymentToHub is a v1beta1 MachineDeployment as Cluster API v1.11+ holds it (nil is nil).
+func MachineDeploymentToHub(in *v1beta1.MachineDeployment) (*v1beta2.MachineDeployment, error) {
+	return toHub[v1beta2.MachineDeployment](in, "MachineDeployment")
 }
 
 // ClusterClassVariablesToHub are v1beta1 variable definitions (a ClusterClass's spec.variables, a
@@ -50,15 +46,6 @@ func ClusterClassVariablesToHub(in []v1beta1.ClusterClassVariable) ([]v1beta2.Cl
 	return hub.Spec.Variables, nil
 }
 
-// MachineDeploymentToHub is a v1beta1 MachineDeployment as Cluster API v1.11+ holds it (nil is nil).
-func MachineDeploymentToHub(in *v1beta1.MachineDeployment) (*v1beta2.MachineDeployment, error) {
-	if in == nil {
-		return nil, nil
-	}
-	out := &v1beta2.MachineDeployment{}
-	return out, typedToHub(in, "MachineDeployment", out)
-}
-
 // ClusterVariablesToHub is a v1beta1 Cluster's variable values (spec.topology.variables, a set of
 // overrides) as Cluster API v1.11+ holds them: converted as part of a Cluster, so definitionFrom
 // is dropped. The error is a value that is not JSON.
@@ -70,52 +57,29 @@ func ClusterVariablesToHub(in []v1beta1.ClusterVariable) ([]v1beta2.ClusterVaria
 	return hub.Spec.Topology.Variables, nil
 }
 
-// ClusterFromHub is a hub Cluster as a v1beta1 client reads it, without conversion data;
-// versionOf names the versions of the objects its contract references point at.
-func ClusterFromHub(in *v1beta2.Cluster, versionOf APIVersionOf) (*v1beta1.Cluster, error) {
-	out := &v1beta1.Cluster{}
-	return out, typedFromHub(in, "Cluster", versionOf, out)
-}
-
-// ClusterClassFromHub is a hub ClusterClass as a v1beta1 client reads it, without conversion data.
-func ClusterClassFromHub(in *v1beta2.ClusterClass) (*v1beta1.ClusterClass, error) {
-	out := &v1beta1.ClusterClass{}
-	return out, typedFromHub(in, "ClusterClass", nil, out)
-}
-
-// typedToHub converts in, a typed v1beta1 object of kind, into out through ToV1Beta2.
-func typedToHub(in any, kind string, out any) error {
+// toHub converts in, a typed v1beta1 object of kind, into its hub type H through ToV1Beta2
+// (nil is nil).
+func toHub[H, T any](in *T, kind string) (*H, error) {
+	if in == nil {
+		return nil, nil
+	}
 	u, err := typedObject(in, capiv1beta1.GroupVersion.String(), kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hub, _, err := ToV1Beta2(u)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dropData(hub)
-	return decode(hub.Object, out)
-}
-
-// typedFromHub converts in, a typed hub object of kind, into out through ToV1Beta1, without the
-// conversion data.
-func typedFromHub(in any, kind string, versionOf APIVersionOf, out any) error {
-	u, err := typedObject(in, V1Beta2GroupVersion.String(), kind)
-	if err != nil {
-		return err
-	}
-	served, err := ToV1Beta1(u, versionOf)
-	if err != nil {
-		return err
-	}
-	dropData(served)
-	return decode(served.Object, out)
+	out := new(H)
+	return out, decode(hub.Object, out)
 }
 
 // typedObject is a typed object as an unstructured one of apiVersion and kind (a typed value
 // built in code may leave its TypeMeta empty).
 func typedObject(in any, apiVersion, kind string) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
+	m, err := toMap(in)
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s: %w", kind, err)
 	}

@@ -77,16 +77,28 @@ func TestTypedRoundTrip(t *testing.T) {
 	hubClass, err := ClusterClassToHub(class)
 	require.NoError(t, err)
 	assert.Equal(t, class.Spec.Infrastructure.Ref.Name, hubClass.Spec.Infrastructure.TemplateRef.Name)
-	backClass, err := ClusterClassFromHub(hubClass)
-	require.NoError(t, err)
+	backClass := &v1beta1.ClusterClass{}
+	fromHub(t, hubClass, "ClusterClass", nil, backClass)
 	assert.Equal(t, class.Spec, backClass.Spec)
 
 	hubCluster, err := ClusterToHub(cluster)
 	require.NoError(t, err)
-	back, err := ClusterFromHub(hubCluster, versions)
-	require.NoError(t, err)
+	back := &v1beta1.Cluster{}
+	fromHub(t, hubCluster, "Cluster", versions, back)
 	assert.Equal(t, cluster.Spec, back.Spec)
 	assert.Empty(t, back.Annotations[DataAnnotation], "no conversion data")
+}
+
+// fromHub reads a typed hub object back as a v1beta1 client does (ToV1Beta1), into out, without
+// the conversion data.
+func fromHub(t *testing.T, in any, kind string, versionOf APIVersionOf, out any) {
+	t.Helper()
+	u, err := typedObject(in, V1Beta2GroupVersion.String(), kind)
+	require.NoError(t, err)
+	served, err := ToV1Beta1(u, versionOf)
+	require.NoError(t, err)
+	dropData(served)
+	require.NoError(t, decode(served.Object, out))
 }
 
 // TestTypedVariablesToHub: variable values and definitions convert as in their Cluster and
